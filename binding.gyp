@@ -1,0 +1,27 @@
+{
+  "targets": [
+    {
+      "target_name": "tileharness",
+      "sources": [
+        "native/addon.cc",
+        "native/launcher.cc",
+        "native/alarm.cc",
+        "native/waiter.cc"
+      ],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "_GNU_SOURCE"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
+      "conditions": [
+        ["sanitize==1", {
+          "cflags_cc": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"],
+          "ldflags": ["-fsanitize=address,undefined"]
+        }]
+      ]
+    }
+  ],
+  "variables": {
+    "sanitize%": 0
+  }
+}

@@ -1,0 +1,245 @@
+// ChildSpec validation and normalization: the one place options are checked and defaulted.
+// Everything the native side needs is converted here; the addon trusts this shape.
+import fs from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
+import { badFd, incompatible, invalidType, invalidValue, outOfRange } from './errors.js'
+import { native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
+import { signalNumber, signalName } from './status.js'
+import type { ChildSpec, RlimitValue } from './types.js'
+
+/** Default bytes kept per captured stream. */
+export const DEFAULT_MAX_BUFFER = 100 * 1024 * 1024
+/** Default time a killed child gets to be reaped before it is reported as one that wouldn't die. */
+export const DEFAULT_GRACE_TIMEOUT = 5000
+
+const SIGKILL = 9
+
+const KNOWN_KEYS = new Set([
+  'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
+  'forceKillAfterDelay', 'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher',
+])
+
+export interface NormalizedSpec {
+  native: NativeSpec
+  input: Buffer | null
+  /** Kept for messages: what the caller named. */
+  file: string
+  cwd: string | null
+  paths: [string | null, string | null, string | null]
+}
+
+function cString(field: string, value: unknown): string {
+  if (typeof value !== 'string') throw invalidType(field, 'a string', value)
+  if (value.includes('\0')) throw invalidValue(field, 'must not contain NUL bytes')
+  return value
+}
+
+function nonNegative(field: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number') throw invalidType(field, 'a number', value)
+  if (!Number.isFinite(value) || value < 0) throw outOfRange(field, 'a finite number >= 0', value)
+  return value
+}
+
+function fdNumber(field: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0 || value > 0x7fffffff) {
+    throw outOfRange(field, 'an integer fd from 0 to 2147483647', value)
+  }
+  try {
+    fs.fstatSync(value)
+  } catch {
+    throw badFd(field, value)
+  }
+  return value
+}
+
+function pathTarget(field: string, value: Record<string, unknown>, output: boolean): NativeStdio {
+  const path = cString(`${field}.path`, value.path)
+  if (path === '') throw invalidValue(`${field}.path`, 'must not be empty')
+  if (output && value.append !== undefined && typeof value.append !== 'boolean') {
+    throw invalidType(`${field}.append`, 'a boolean', value.append)
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== 'path' && !(output && key === 'append')) throw invalidValue(`${field}.${key}`, 'is not a known option')
+  }
+  return { kind: StdioKind.Path, path, append: value.append === true }
+}
+
+function stdinTarget(value: unknown): NativeStdio {
+  switch (value) {
+    case undefined:
+    case 'ignore': return { kind: StdioKind.Ignore }
+    case 'closed': return { kind: StdioKind.Closed }
+    case 'inherit': return { kind: StdioKind.Inherit }
+  }
+  if (typeof value === 'number') return { kind: StdioKind.Fd, fd: fdNumber('stdin', value) }
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    return pathTarget('stdin', value as Record<string, unknown>, false)
+  }
+  throw invalidValue('stdin', `must be 'ignore', 'closed', 'inherit', an fd or { path } (received ${JSON.stringify(value) ?? typeof value})`)
+}
+
+function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
+  switch (value) {
+    case undefined:
+    case 'pipe': return { kind: StdioKind.Pipe }
+    case 'ignore': return { kind: StdioKind.Ignore }
+    case 'inherit': return { kind: StdioKind.Inherit }
+    case 'closed': return { kind: StdioKind.Closed }
+  }
+  if (field === 'stderr' && value === 'stdout') return { kind: StdioKind.MergeStdout }
+  if (typeof value === 'number') return { kind: StdioKind.Fd, fd: fdNumber(field, value) }
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    return pathTarget(field, value as Record<string, unknown>, true)
+  }
+  const choices = field === 'stderr' ? "'pipe', 'ignore', 'inherit', 'closed', 'stdout'" : "'pipe', 'ignore', 'inherit', 'closed'"
+  throw invalidValue(field, `must be ${choices}, an fd or { path, append? } (received ${JSON.stringify(value) ?? typeof value})`)
+}
+
+function environment(value: unknown): string[] | null {
+  if (value === undefined) {
+    // The main thread's process.env is the C environment itself: let the addon pass `environ`.
+    // A worker's process.env is its own copy, so it is converted like a caller's object.
+    return isMainThread ? null : environment({ ...process.env })
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidType('env', 'an object', value)
+  const out: string[] = []
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v === undefined) continue
+    if (key === '' || key.includes('=') || key.includes('\0')) {
+      throw invalidValue(`env[${JSON.stringify(key)}]`, "is not a valid variable name (empty, or contains '=' or NUL)")
+    }
+    out.push(`${key}=${cString(`env.${key}`, v)}`)
+  }
+  return out
+}
+
+function limitNumber(field: string, value: unknown): number {
+  if (value === 'unlimited') return -1
+  if (typeof value !== 'number') throw invalidType(field, "a number or 'unlimited'", value)
+  if (!Number.isSafeInteger(value) || value < 0) throw outOfRange(field, "an integer >= 0 or 'unlimited'", value)
+  return value
+}
+
+function resourceLimits(value: unknown): Array<[number, number, number]> {
+  if (value === undefined) return []
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidType('rlimits', 'an object', value)
+  const out: Array<[number, number, number]> = []
+  for (const [name, setting] of Object.entries(value as Record<string, RlimitValue | undefined>)) {
+    const resource = native.rlimits[name]
+    if (resource === undefined || !Object.hasOwn(native.rlimits, name)) {
+      throw invalidValue(`rlimits.${name}`, `is not a resource limit (one of ${Object.keys(native.rlimits).join(', ')})`)
+    }
+    if (setting === undefined) continue
+    let soft: number, hard: number
+    if (setting !== null && typeof setting === 'object') {
+      soft = limitNumber(`rlimits.${name}.soft`, setting.soft)
+      hard = limitNumber(`rlimits.${name}.hard`, setting.hard)
+    } else {
+      soft = hard = limitNumber(`rlimits.${name}`, setting)
+    }
+    if (hard !== -1 && (soft === -1 || soft > hard)) {
+      throw outOfRange(`rlimits.${name}.soft`, `at most the hard limit ${hard}`, soft === -1 ? 'unlimited' : soft)
+    }
+    out.push([resource, soft, hard])
+  }
+  return out
+}
+
+/** A signal given by name ('SIGTERM', 'TERM') or number, as its number. */
+export function normalizeSignal(field: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || signalName(value) === `SIG${value}`) throw outOfRange(field, 'a known signal number', value)
+    return value
+  }
+  if (typeof value !== 'string') throw invalidType(field, 'a signal name or number', value)
+  const num = signalNumber(value)
+  if (num === undefined) throw invalidValue(field, `is not a known signal (received ${JSON.stringify(value)})`)
+  return num
+}
+
+export function normalizeSpec(spec: ChildSpec): NormalizedSpec {
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw invalidType('spec', 'an object', spec)
+  for (const key of Object.keys(spec)) {
+    if (!KNOWN_KEYS.has(key)) throw invalidValue(`spec.${key}`, 'is not a known option')
+  }
+  const file = cString('file', spec.file)
+  if (file === '') throw invalidValue('file', 'must not be empty')
+
+  const args = spec.args ?? []
+  if (!Array.isArray(args)) throw invalidType('args', 'an array of strings', args)
+  const argv0 = spec.argv0 === undefined ? file : cString('argv0', spec.argv0)
+  const argv = [argv0]
+  for (let i = 0; i < args.length; i++) argv.push(cString(`args[${i}]`, args[i]))
+
+  let cwd: string | null = null
+  if (spec.cwd !== undefined) {
+    cwd = cString('cwd', spec.cwd)
+    if (cwd === '') throw invalidValue('cwd', 'must not be empty')
+  }
+
+  let input: Buffer | null = null
+  if (spec.input !== undefined) {
+    if (typeof spec.input === 'string') input = Buffer.from(spec.input)
+    else if (spec.input instanceof Uint8Array) input = Buffer.from(spec.input.buffer, spec.input.byteOffset, spec.input.byteLength)
+    else throw invalidType('input', 'a string or Uint8Array', spec.input)
+    if (spec.stdin !== undefined) throw incompatible('input', 'stdin', 'input is fed to the child through a stdin pipe')
+  }
+  const stdin: NativeStdio = input ? { kind: StdioKind.Pipe } : stdinTarget(spec.stdin)
+  const stdout = outputTarget('stdout', spec.stdout)
+  const stderr = outputTarget('stderr', spec.stderr)
+
+  const timeout = nonNegative('timeout', spec.timeout, 0)
+  const killSignal = normalizeSignal('killSignal', spec.killSignal, SIGKILL)
+  const forceKillAfterDelay = nonNegative('forceKillAfterDelay', spec.forceKillAfterDelay, 0)
+  const graceTimeout = nonNegative('graceTimeout', spec.graceTimeout, DEFAULT_GRACE_TIMEOUT)
+
+  if (spec.setsid !== undefined && typeof spec.setsid !== 'boolean') throw invalidType('setsid', 'a boolean', spec.setsid)
+  const setsid = spec.setsid === true
+  const rlimits = resourceLimits(spec.rlimits)
+
+  let maxBuffer = DEFAULT_MAX_BUFFER
+  if (spec.maxBuffer !== undefined) {
+    if (typeof spec.maxBuffer !== 'number') throw invalidType('maxBuffer', 'a number', spec.maxBuffer)
+    if (Number.isNaN(spec.maxBuffer) || spec.maxBuffer < 0 || (Number.isFinite(spec.maxBuffer) && !Number.isInteger(spec.maxBuffer))) {
+      throw outOfRange('maxBuffer', 'an integer >= 0 or Infinity', spec.maxBuffer)
+    }
+    maxBuffer = spec.maxBuffer
+  }
+
+  let launcher: 0 | 1 | 2
+  switch (spec.launcher) {
+    case undefined: case 'auto': launcher = 0; break
+    case 'posix_spawn': launcher = 1; break
+    case 'fork': launcher = 2; break
+    default: throw invalidValue('launcher', `must be 'auto', 'posix_spawn' or 'fork' (received ${JSON.stringify(spec.launcher) ?? typeof spec.launcher})`)
+  }
+  if (launcher === 1 && rlimits.length > 0) {
+    throw incompatible("launcher 'posix_spawn'", 'rlimits', "posix_spawn cannot set resource limits in the child; use 'fork' or 'auto'")
+  }
+
+  const path = (s: NativeStdio) => (s.kind === StdioKind.Path ? s.path! : null)
+  return {
+    native: {
+      file,
+      argv,
+      env: environment(spec.env),
+      cwd,
+      stdio: [stdin, stdout, stderr],
+      setsid,
+      deathSignal: false,
+      rlimits,
+      launcher,
+      timeout,
+      killSignal,
+      forceKillAfterDelay,
+      graceTimeout,
+      maxBuffer,
+    },
+    input,
+    file,
+    cwd,
+    paths: [path(stdin), path(stdout), path(stderr)],
+  }
+}

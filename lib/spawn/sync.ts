@@ -1,0 +1,13 @@
+import { native } from './native.js'
+import { normalizeSpec } from './normalize.js'
+import { buildResult } from './result.js'
+import type { ChildResult, ChildSpec } from './types.js'
+
+/**
+ * Runs a child to completion on the calling thread: launch (posix_spawn or the fork path), drain
+ * its pipes, enforce the timeout with a thread-directed SIGALRM, reap it with wait4.
+ */
+export function spawnChildSync(spec: ChildSpec): ChildResult {
+  const normalized = normalizeSpec(spec)
+  return buildResult(native.spawnSync(normalized.native, normalized.input), normalized)
+}

@@ -1,0 +1,112 @@
+// Public types of the harness: what a caller asks for (ChildSpec) and what it gets back
+// (ChildResult). Validation lives in normalize.ts, result building in result.ts.
+
+/** Where a child's stdin comes from. */
+export type StdinSpec = 'ignore' | 'closed' | 'inherit' | number | { path: string }
+
+/** Where a child's stdout goes. */
+export type StdoutSpec = 'pipe' | 'ignore' | 'inherit' | 'closed' | number | { path: string; append?: boolean }
+
+/** Where a child's stderr goes: as stdout, or 'stdout' to merge into stdout's sink with dup2(1, 2). */
+export type StderrSpec = StdoutSpec | 'stdout'
+
+export type RlimitValue = number | 'unlimited' | { soft: number | 'unlimited'; hard: number | 'unlimited' }
+
+/** Lower-case RLIMIT_ names. */
+export type RlimitName =
+  | 'as' | 'core' | 'cpu' | 'data' | 'fsize' | 'locks' | 'memlock' | 'msgqueue' | 'nice'
+  | 'nofile' | 'nproc' | 'rss' | 'rtprio' | 'rttime' | 'sigpending' | 'stack'
+
+export type Launcher = 'posix_spawn' | 'fork'
+
+export interface ChildSpec {
+  /** Program to run; looked up on the PATH of the child's environment when it has no '/'. */
+  file: string
+  /** argv[1..]. */
+  args?: readonly string[]
+  /** argv[0]; default: `file`. */
+  argv0?: string
+  /** The child's whole environment; default: inherit process.env. */
+  env?: Record<string, string | undefined>
+  /** Working directory of the child. */
+  cwd?: string
+  stdin?: StdinSpec
+  /** Fed to the child's stdin through a pipe (instead of `stdin`). */
+  input?: string | Uint8Array
+  stdout?: StdoutSpec
+  stderr?: StderrSpec
+  /** Milliseconds; 0 or absent = no timeout. */
+  timeout?: number
+  /** Signal sent at the deadline (default SIGKILL, as the seed). */
+  killSignal?: string | number
+  /** When killSignal is gentler than SIGKILL: SIGKILL follows after this many ms. */
+  forceKillAfterDelay?: number
+  /** How long to wait for a killed child to be reaped before "wouldn't die" (ms, default 5000). */
+  graceTimeout?: number
+  /** Start the child in a new session (and process group); kills then reach the whole group. */
+  setsid?: boolean
+  rlimits?: Partial<Record<RlimitName, RlimitValue>>
+  /** Bytes kept per captured stream; the rest is read and dropped, and the result says so. */
+  maxBuffer?: number
+  launcher?: 'auto' | Launcher
+}
+
+/** Which step of starting the child failed. */
+export type SpawnStage =
+  | 'exec' | 'chdir' | 'open' | 'dup2' | 'setsid' | 'rlimit' | 'signal'
+  | 'pipe' | 'fork' | 'spawn'
+
+export interface SpawnError {
+  stage: SpawnStage
+  /** errno name, e.g. 'ENOENT'. */
+  code: string
+  errno: number
+  message: string
+}
+
+/** Mirrors process.resourceUsage(): CPU times in microseconds, maxRSS in KiB. */
+export interface ChildRusage {
+  userCPUTime: number
+  systemCPUTime: number
+  maxRSS: number
+  sharedMemorySize: number
+  unsharedDataSize: number
+  unsharedStackSize: number
+  minorPageFault: number
+  majorPageFault: number
+  swappedOut: number
+  fsRead: number
+  fsWrite: number
+  ipcSent: number
+  ipcReceived: number
+  signalsCount: number
+  voluntaryContextSwitches: number
+  involuntaryContextSwitches: number
+}
+
+export interface ChildResult {
+  /** 0 when no process could be created or identified (see README). */
+  pid: number
+  /** The launch path actually taken. */
+  launcher: Launcher
+  exitCode: number | null
+  signal: string | null
+  coreDumped: boolean
+  timedOut: boolean
+  spawnError: SpawnError | null
+  /** The harness's one-line verdict; '' when the child exited normally, whatever its code. */
+  diagnostic: string
+  stdout: Buffer
+  stderr: Buffer
+  stdoutTruncated: boolean
+  stderrTruncated: boolean
+  rusage: ChildRusage
+  durationMs: number
+}
+
+/** A decoded wait status (see decodeWaitStatus). */
+export type WaitStatus =
+  | { kind: 'exited'; exitCode: number }
+  | { kind: 'signaled'; signal: string; signalNumber: number; coreDumped: boolean }
+  | { kind: 'stopped'; signal: string; signalNumber: number }
+  | { kind: 'continued' }

@@ -1,0 +1,588 @@
+// The launcher. Two paths, as the seed's harness has them:
+//
+//   posix_spawn  no session or resource-limit hook is needed: file actions, retried on EINTR.
+//   fork         setsid or rlimits are requested: the child applies redirections, cwd, limits and
+//                setsid itself, then execs.
+//
+// The fork path does not call fork(2): copying the page tables of a multi-GiB Node process costs
+// ~40 ms per GiB, which is the cost this package exists to avoid. It uses clone(CLONE_VM |
+// CLONE_VFORK) with a stack of its own, as glibc's posix_spawn does: the parent thread is suspended
+// until the child execs or exits, and the child runs the seed's fork-side sequence in between.
+//
+// Everything the child needs (argv, envp, candidate paths, open flags, rlimit structs, the
+// sigaction it installs) is built in the parent before the clone. See ChildMain for the rules.
+#include "launcher.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+extern char **environ;
+
+namespace th {
+
+const char *StageName(Stage s) {
+  switch (s) {
+    case Stage::None: return "none";
+    case Stage::Exec: return "exec";
+    case Stage::Chdir: return "chdir";
+    case Stage::Open: return "open";
+    case Stage::Dup2: return "dup2";
+    case Stage::Setsid: return "setsid";
+    case Stage::Rlimit: return "rlimit";
+    case Stage::Signal: return "signal";
+    case Stage::Pipe: return "pipe";
+    case Stage::Fork: return "fork";
+    case Stage::Spawn: return "spawn";
+  }
+  return "unknown";
+}
+
+int ExitCodeForSpawnFailure(Stage stage, int err) {
+  return stage == Stage::Exec && err == ENOENT ? 127 : 126;
+}
+
+void CloseFd(int &fd) {
+  if (fd >= 0) {
+    close(fd);
+    fd = -1;
+  }
+}
+
+namespace {
+
+// Owns a set of fds for the duration of Launch; whatever is not released is closed.
+struct FdGuard {
+  std::vector<int *> fds;
+  ~FdGuard() {
+    for (int *fd : fds) CloseFd(*fd);
+  }
+};
+
+// Moves fd to a number >= 3 (close-on-exec), so that the dup2 onto 0..2 in the child can never
+// overwrite a source it has yet to use: with every source above 2, the targets can be filled in
+// order 0, 1, 2 with no shuffle.
+bool LiftAboveStdio(int &fd) {
+  if (fd >= 3) return true;
+  int lifted = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (lifted < 0) return false;
+  close(fd);
+  fd = lifted;
+  return true;
+}
+
+bool MakePipe(int &readEnd, int &writeEnd) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return false;
+  readEnd = p[0];
+  writeEnd = p[1];
+  if (!LiftAboveStdio(readEnd) || !LiftAboveStdio(writeEnd)) {
+    int e = errno;
+    CloseFd(readEnd);
+    CloseFd(writeEnd);
+    errno = e;
+    return false;
+  }
+  return true;
+}
+
+int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+// execvp's rules for walking PATH: these errors mean "try the next directory"; EACCES is
+// remembered and reported if nothing else is found.
+bool ExecErrorContinuesSearch(int err) {
+  switch (err) {
+    case EACCES: case ENOENT: case ENOTDIR: case ESTALE: case ENODEV: case ETIMEDOUT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The list of paths exec will try: `file` itself when it has a '/', else each PATH entry of the
+// child's environment (an empty entry is the current directory, as in execvp).
+std::vector<std::string> CandidatePaths(const LaunchSpec &spec) {
+  std::vector<std::string> out;
+  if (spec.file.find('/') != std::string::npos) {
+    out.push_back(spec.file);
+    return out;
+  }
+  const char *path = nullptr;
+  if (spec.inheritEnv) {
+    path = getenv("PATH");
+  } else {
+    for (const std::string &kv : spec.env)
+      if (kv.compare(0, 5, "PATH=") == 0) path = kv.c_str() + 5;
+  }
+  std::string search = path ? path : "/bin:/usr/bin";
+  size_t start = 0;
+  for (;;) {
+    size_t colon = search.find(':', start);
+    std::string dir = search.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    out.push_back(dir.empty() ? spec.file : dir + "/" + spec.file);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+int OpenFlagsFor(int target, const StdioSpec &io) {
+  if (target == 0) return O_RDONLY;
+  return O_WRONLY | O_CREAT | (io.append ? O_APPEND : O_TRUNC);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fork path's child.
+//
+// Contract (what may run between clone(CLONE_VM|CLONE_VFORK) and exec): the child shares the
+// parent's memory and runs on a stack the parent lent it, while the parent thread is suspended.
+// So it may only make system calls through async-signal-safe libc wrappers, read the plan the
+// parent prepared, and write to its own stack. It must not allocate, take a lock, throw, touch
+// stdio, or return into the parent's frames. Signals are blocked across the clone (the parent's
+// handlers would otherwise run on the child's stack, against the parent's memory); the child
+// resets every disposition to SIG_DFL before it unblocks anything.
+// ---------------------------------------------------------------------------------------------
+
+enum class IoAction : int { None, Dup2, Open, Close, MergeStdout };
+
+struct ChildIo {
+  IoAction action = IoAction::None;
+  int fd = -1;               // Dup2 source
+  const char *path = nullptr;  // Open
+  int flags = 0;
+};
+
+struct ChildPlan {
+  char *const *argv;
+  char *const *envp;
+  const char *const *candidates;
+  size_t candidateCount;
+  const char *cwd;  // nullptr: stay
+  ChildIo io[3];
+  bool setsid;
+  bool deathSignal;
+  pid_t parentPid;
+  const struct rlimit *limits;
+  const int *limitResources;
+  size_t limitCount;
+  struct sigaction defaultAction;
+  sigset_t emptyMask;
+  int errFd;
+};
+
+// The fixed-size message on the error channel.
+struct ChildReport {
+  int32_t stage;
+  int32_t err;
+  int32_t detail;
+};
+
+[[noreturn]] void ChildFail(const ChildPlan *plan, Stage stage, int err, int detail = -1) {
+  ChildReport report{static_cast<int32_t>(stage), err, detail};
+  ssize_t n;
+  do {
+    n = write(plan->errFd, &report, sizeof report);
+  } while (n < 0 && errno == EINTR);
+  _exit(ExitCodeForSpawnFailure(stage, err));
+}
+
+__attribute__((noinline)) int ChildMain(void *arg) {
+  const ChildPlan *plan = static_cast<const ChildPlan *>(arg);
+
+  for (int sig = 1; sig < NSIG; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    sigaction(sig, &plan->defaultAction, nullptr);  // glibc's internal signals refuse: harmless
+  }
+  if (sigprocmask(SIG_SETMASK, &plan->emptyMask, nullptr) < 0) ChildFail(plan, Stage::Signal, errno);
+
+  if (plan->deathSignal) {
+    // PR_SET_PDEATHSIG: a SIGKILLed parent leaves no orphan. Check the parent is still the one
+    // that cloned us: it may have died before the prctl took effect.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != plan->parentPid) _exit(ExitCodeForSpawnFailure(Stage::Signal, ESRCH));
+  }
+
+  // Redirections, in order 0, 1, 2. Every Dup2 source is >= 3 (LiftAboveStdio), so no target can
+  // clobber a source still to be used.
+  for (int target = 0; target < 3; target++) {
+    const ChildIo &io = plan->io[target];
+    switch (io.action) {
+      case IoAction::None:
+        break;
+      case IoAction::Dup2:
+        if (dup2(io.fd, target) < 0) ChildFail(plan, Stage::Dup2, errno, target);
+        break;
+      case IoAction::Open: {
+        int fd = open(io.path, io.flags | O_CLOEXEC, 0666);
+        if (fd < 0) ChildFail(plan, Stage::Open, errno, target);
+        if (fd != target) {
+          if (dup2(fd, target) < 0) ChildFail(plan, Stage::Dup2, errno, target);
+          close(fd);
+        } else {
+          fcntl(fd, F_SETFD, 0);
+        }
+        break;
+      }
+      case IoAction::Close:
+        close(target);
+        break;
+      case IoAction::MergeStdout:
+        if (dup2(1, 2) < 0) ChildFail(plan, Stage::Dup2, errno, 2);
+        break;
+    }
+  }
+
+  if (plan->cwd && chdir(plan->cwd) < 0) ChildFail(plan, Stage::Chdir, errno);
+
+  for (size_t i = 0; i < plan->limitCount; i++)
+    if (setrlimit(static_cast<__rlimit_resource>(plan->limitResources[i]), &plan->limits[i]) < 0)
+      ChildFail(plan, Stage::Rlimit, errno, plan->limitResources[i]);
+
+  if (plan->setsid && setsid() < 0) ChildFail(plan, Stage::Setsid, errno);
+
+  // Only 0..2 (and the error channel, until exec closes it) survive.
+  if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+    for (int fd = 3; fd < 65536; fd++)
+      if (fd != plan->errFd) close(fd);
+  }
+
+  bool sawEacces = false;
+  int last = ENOENT;
+  for (size_t i = 0; i < plan->candidateCount; i++) {
+    execve(plan->candidates[i], plan->argv, plan->envp);
+    int err = errno;
+    if (plan->candidateCount == 1 || !ExecErrorContinuesSearch(err)) ChildFail(plan, Stage::Exec, err);
+    if (err == EACCES) sawEacces = true;
+    last = err;
+  }
+  ChildFail(plan, Stage::Exec, sawEacces ? EACCES : last);
+}
+
+// C strings pointing into the spec, kept alive for the duration of Launch.
+struct CStrings {
+  std::vector<char *> argv, envp, candidates;
+  std::vector<std::string> candidateStore;
+
+  explicit CStrings(const LaunchSpec &spec) {
+    for (const std::string &a : spec.argv) argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    if (!spec.inheritEnv) {
+      for (const std::string &kv : spec.env) envp.push_back(const_cast<char *>(kv.c_str()));
+      envp.push_back(nullptr);
+    }
+    candidateStore = CandidatePaths(spec);
+    for (const std::string &c : candidateStore) candidates.push_back(const_cast<char *>(c.c_str()));
+  }
+  char *const *Envp() const { return envp.empty() ? environ : envp.data(); }
+};
+
+// Parent-side fds for the three streams: for Pipe, the child's end; for Fd, the caller's fd
+// lifted above 2. The parent's ends of pipes land in Launched.
+struct ChildFds {
+  int src[3] = {-1, -1, -1};
+  int owned[3] = {-1, -1, -1};  // fds Launch created and must close after the spawn
+};
+
+bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, FdGuard &guard) {
+  for (int target = 0; target < 3; target++) {
+    const StdioSpec &io = spec.io[target];
+    if (io.kind == StdioKind::Pipe) {
+      int r, w;
+      if (!MakePipe(r, w)) {
+        out.stage = Stage::Pipe;
+        out.err = errno;
+        return false;
+      }
+      int &parentEnd = target == 0 ? out.stdinW : (target == 1 ? out.stdoutR : out.stderrR);
+      parentEnd = target == 0 ? w : r;
+      fds.owned[target] = target == 0 ? r : w;
+      fds.src[target] = fds.owned[target];
+      guard.fds.push_back(&fds.owned[target]);
+      fcntl(parentEnd, F_SETFL, fcntl(parentEnd, F_GETFL) | O_NONBLOCK);
+    } else if (io.kind == StdioKind::Fd) {
+      if (io.fd >= 3) {
+        fds.src[target] = io.fd;
+      } else {
+        int lifted = fcntl(io.fd, F_DUPFD_CLOEXEC, 3);
+        if (lifted < 0) {
+          out.stage = Stage::Dup2;
+          out.err = errno;
+          out.detail = target;
+          return false;
+        }
+        fds.owned[target] = lifted;
+        fds.src[target] = lifted;
+        guard.fds.push_back(&fds.owned[target]);
+      }
+    }
+  }
+  return true;
+}
+
+// ----- posix_spawn path ------------------------------------------------------------------------
+
+struct SpawnAttrs {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnAttrs() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnAttrs() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+};
+
+// posix_spawn reports a failing file action with the same bare errno as a failing exec, so
+// everything that can fail for a reason other than exec is done here in the parent first: redirect
+// files are opened (relative to the parent's cwd, as on the fork path, where the child opens them
+// before it changes directory) and the cwd is opened and checked for search permission. What is
+// left to fail inside posix_spawn is exec.
+void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launched &out) {
+  SpawnAttrs sa;
+  int opened[3] = {-1, -1, -1};
+  int cwdFd = -1;
+  FdGuard localGuard;
+  localGuard.fds = {&opened[0], &opened[1], &opened[2], &cwdFd};
+
+  for (int target = 0; target < 3; target++) {
+    const StdioSpec &io = spec.io[target];
+    switch (io.kind) {
+      case StdioKind::Inherit:
+        break;
+      case StdioKind::Ignore:
+        posix_spawn_file_actions_addopen(&sa.actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0);
+        break;
+      case StdioKind::Closed:
+        posix_spawn_file_actions_addclose(&sa.actions, target);
+        break;
+      case StdioKind::Pipe:
+      case StdioKind::Fd:
+        posix_spawn_file_actions_adddup2(&sa.actions, fds.src[target], target);
+        break;
+      case StdioKind::Path:
+        opened[target] = open(io.path.c_str(), OpenFlagsFor(target, io) | O_CLOEXEC, 0666);
+        if (opened[target] < 0 || !LiftAboveStdio(opened[target])) {
+          out.stage = Stage::Open;
+          out.err = errno;
+          out.detail = target;
+          return;
+        }
+        posix_spawn_file_actions_adddup2(&sa.actions, opened[target], target);
+        break;
+      case StdioKind::MergeStdout:
+        posix_spawn_file_actions_adddup2(&sa.actions, 1, 2);
+        break;
+    }
+  }
+
+  if (spec.hasCwd) {
+    cwdFd = open(spec.cwd.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cwdFd < 0 || faccessat(cwdFd, ".", X_OK, AT_EACCESS) < 0) {
+      out.stage = Stage::Chdir;
+      out.err = errno;
+      return;
+    }
+    posix_spawn_file_actions_addfchdir_np(&sa.actions, cwdFd);
+  }
+  posix_spawn_file_actions_addclosefrom_np(&sa.actions, 3);
+
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&sa.attr, &all);
+  posix_spawnattr_setsigmask(&sa.attr, &none);
+  short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+  if (spec.setsid) flags |= POSIX_SPAWN_SETSID;
+  posix_spawnattr_setflags(&sa.attr, flags);
+
+  // Walk the candidates as execvp would. A candidate that does not resolve is skipped with the
+  // errno the kernel's path walk gave (fstatat walks the same path exec would, relative to the
+  // child's cwd), so a miss costs a stat rather than a clone.
+  int dirFd = cwdFd >= 0 ? cwdFd : AT_FDCWD;
+  bool sawEacces = false;
+  int last = ENOENT;
+  size_t n = cs.candidates.size();
+  for (size_t i = 0; i < n; i++) {
+    int err;
+    struct stat st;
+    if (n > 1 && fstatat(dirFd, cs.candidates[i], &st, 0) < 0) {
+      err = errno;
+    } else {
+      pid_t pid;
+      do {
+        err = posix_spawn(&pid, cs.candidates[i], &sa.actions, &sa.attr, cs.argv.data(), cs.Envp());
+      } while (err == EINTR);
+      if (err == 0) {
+        out.pid = pid;
+        return;
+      }
+    }
+    if (n == 1 || !ExecErrorContinuesSearch(err)) {
+      out.stage = Stage::Exec;
+      out.err = err;
+      return;
+    }
+    if (err == EACCES) sawEacces = true;
+    last = err;
+  }
+  out.stage = Stage::Exec;
+  out.err = sawEacces ? EACCES : last;
+}
+
+// ----- fork path -------------------------------------------------------------------------------
+
+void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launched &out) {
+  int errRead = -1, errWrite = -1;
+  FdGuard errGuard;
+  errGuard.fds = {&errRead, &errWrite};
+  if (!MakePipe(errRead, errWrite)) {
+    out.stage = Stage::Pipe;
+    out.err = errno;
+    return;
+  }
+
+  std::vector<struct rlimit> limits;
+  std::vector<int> resources;
+  for (const RlimitSetting &r : spec.rlimits) {
+    limits.push_back({r.soft, r.hard});
+    resources.push_back(r.resource);
+  }
+
+  ChildPlan plan{};
+  plan.argv = cs.argv.data();
+  plan.envp = cs.Envp();
+  plan.candidates = cs.candidates.data();
+  plan.candidateCount = cs.candidates.size();
+  plan.cwd = spec.hasCwd ? spec.cwd.c_str() : nullptr;
+  for (int target = 0; target < 3; target++) {
+    const StdioSpec &io = spec.io[target];
+    ChildIo &cio = plan.io[target];
+    switch (io.kind) {
+      case StdioKind::Inherit: cio.action = IoAction::None; break;
+      case StdioKind::Ignore:
+        cio.action = IoAction::Open;
+        cio.path = "/dev/null";
+        cio.flags = target == 0 ? O_RDONLY : O_WRONLY;
+        break;
+      case StdioKind::Closed: cio.action = IoAction::Close; break;
+      case StdioKind::Pipe:
+      case StdioKind::Fd:
+        cio.action = IoAction::Dup2;
+        cio.fd = fds.src[target];
+        break;
+      case StdioKind::Path:
+        cio.action = IoAction::Open;
+        cio.path = io.path.c_str();
+        cio.flags = OpenFlagsFor(target, io);
+        break;
+      case StdioKind::MergeStdout: cio.action = IoAction::MergeStdout; break;
+    }
+  }
+  plan.setsid = spec.setsid;
+  plan.deathSignal = spec.deathSignal;
+  plan.parentPid = getpid();
+  plan.limits = limits.data();
+  plan.limitResources = resources.data();
+  plan.limitCount = limits.size();
+  memset(&plan.defaultAction, 0, sizeof plan.defaultAction);
+  plan.defaultAction.sa_handler = SIG_DFL;
+  sigemptyset(&plan.defaultAction.sa_mask);
+  sigemptyset(&plan.emptyMask);
+  plan.errFd = errWrite;
+
+  // The child's stack, lent from this frame: the parent thread is suspended (CLONE_VFORK) for as
+  // long as the child uses it.
+  constexpr size_t kStackSize = 64 * 1024;
+  alignas(64) char stack[kStackSize];
+
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = clone(ChildMain, stack + kStackSize, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  int cloneErr = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) {
+    out.stage = Stage::Fork;
+    out.err = cloneErr;
+    return;
+  }
+  out.pid = pid;
+  CloseFd(errWrite);
+
+  // The close-on-exec error channel. When exec succeeds the kernel closes the child's end and
+  // we read EOF; when anything before or in exec fails the child writes one fixed-size report and
+  // exits. Without the channel the parent could only guess from exit code 127 whether the
+  // program was missing or the program itself exited 127.
+  ChildReport report{};
+  ssize_t got;
+  do {
+    got = read(errRead, &report, sizeof report);
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof report)) {
+    out.stage = static_cast<Stage>(report.stage);
+    out.err = report.err;
+    out.detail = report.detail;
+    pid_t r;
+    do {
+      r = wait4(pid, &out.status, 0, &out.usage);
+    } while (r < 0 && errno == EINTR);
+    out.reaped = true;
+  }
+}
+
+}  // namespace
+
+Launched Launch(const LaunchSpec &spec) {
+  Launched out;
+  out.usedFork = spec.launcher == LauncherChoice::Fork ||
+                 (spec.launcher == LauncherChoice::Auto && (spec.setsid || !spec.rlimits.empty()));
+  {
+    ChildFds fds;
+    FdGuard guard;  // the child's pipe ends and lifted fds: closed once the child has its copies
+    if (PreparePipesAndFds(spec, out, fds, guard)) {
+      CStrings cs(spec);
+      if (out.usedFork)
+        LaunchFork(spec, cs, fds, out);
+      else
+        LaunchPosixSpawn(spec, cs, fds, out);
+    }
+  }
+  if (out.stage == Stage::None) {
+    out.pidfd = PidfdOpen(out.pid);
+    if (out.pidfd < 0) {
+      // Without a pidfd the child cannot be waited for safely: end it now rather than lose it.
+      out.stage = Stage::Spawn;
+      out.err = errno;
+      kill(out.pid, SIGKILL);
+      pid_t r;
+      do {
+        r = wait4(out.pid, &out.status, 0, &out.usage);
+      } while (r < 0 && errno == EINTR);
+      out.reaped = true;
+    }
+  }
+  if (out.stage != Stage::None) {
+    CloseFd(out.stdinW);
+    CloseFd(out.stdoutR);
+    CloseFd(out.stderrR);
+  }
+  return out;
+}
+
+}  // namespace th

@@ -1,0 +1,253 @@
+#include "waiter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "alarm.h"
+
+namespace th {
+
+Capture::~Capture() { free(data); }
+
+char *Capture::Release() {
+  char *d = data;
+  data = nullptr;
+  len = cap = 0;
+  return d;
+}
+
+DrainResult Drain(int fd, Capture &into) {
+  for (;;) {
+    if (into.len < into.limit) {
+      if (into.cap == into.len) {
+        size_t want = std::max<size_t>(64 * 1024, into.cap * 2);
+        if (into.limit != SIZE_MAX) want = std::min(want, into.limit);
+        char *grown = static_cast<char *>(realloc(into.data, want));
+        if (!grown) return DrainResult::Eof;
+        into.data = grown;
+        into.cap = want;
+      }
+      ssize_t n = read(fd, into.data + into.len, into.cap - into.len);
+      if (n > 0) {
+        into.len += static_cast<size_t>(n);
+        continue;
+      }
+      if (n == 0) return DrainResult::Eof;
+      if (errno == EINTR) continue;
+      return errno == EAGAIN ? DrainResult::Open : DrainResult::Eof;
+    }
+    // Past maxBuffer: keep the pipe flowing so the child never blocks, and say so.
+    char sink[16384];
+    ssize_t n = read(fd, sink, sizeof sink);
+    if (n > 0) {
+      into.truncated = true;
+      continue;
+    }
+    if (n == 0) return DrainResult::Eof;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN ? DrainResult::Open : DrainResult::Eof;
+  }
+}
+
+bool PumpInput(int fd, const char *data, size_t len, size_t &offset) {
+  while (offset < len) {
+    ssize_t n = write(fd, data + offset, std::min<size_t>(len - offset, 1 << 20));
+    if (n > 0) {
+      offset += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return false;
+    return true;  // EPIPE: the child closed its stdin; the rest is not wanted
+  }
+  return true;
+}
+
+namespace {
+
+void ReapBlocking(pid_t pid, WaitOutcome &outcome) {
+  pid_t r;
+  do {
+    r = wait4(pid, &outcome.status, 0, &outcome.usage);
+  } while (r < 0 && errno == EINTR);
+  outcome.haveStatus = r == pid;
+}
+
+}  // namespace
+
+void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome) {
+  AlarmSlot slot;
+  slot.pid = child.pid;
+  slot.pidfd = child.pidfd;
+  slot.group = opts.group;
+
+  std::unique_ptr<AlarmTimer> timer;
+  if (opts.timeoutMs > 0) {
+    timer.reset(new AlarmTimer(&slot));
+    if (!timer->ok() || !timer->Arm(opts.timeoutMs, opts.killSignal)) {
+      outcome.timerError = timer->ok() ? errno : timer->error();
+      timer.reset();
+      SignalChild(slot, SIGKILL);
+    }
+  }
+  if (child.stdinW >= 0 && opts.inputLen == 0) CloseFd(child.stdinW);
+
+  // Escalation phases after the deadline: the handler has sent killSignal; then (optionally)
+  // SIGKILL after forceKillAfterMs; then a grace period for the reap, after which the child is
+  // declared one that wouldn't die.
+  enum { Running, Killed, ForceKilled } phase = Running;
+  int seenExpiries = 0;
+  size_t inputOffset = 0;
+  bool exited = false;
+
+  while (!exited) {
+    if (timer && slot.expiries != seenExpiries) {
+      seenExpiries = slot.expiries;
+      outcome.timedOut = true;
+      if (phase == Running && opts.killSignal != SIGKILL && opts.forceKillAfterMs > 0) {
+        phase = Killed;
+        timer->Arm(opts.forceKillAfterMs, SIGKILL);
+      } else if (phase != ForceKilled) {
+        phase = ForceKilled;
+        timer->Arm(opts.graceMs, 0);
+      } else {
+        outcome.wouldntDie = true;
+        break;
+      }
+    }
+
+    struct pollfd fds[4];
+    int n = 0;
+    fds[n++] = {child.pidfd, POLLIN, 0};
+    int inIdx = -1, outIdx = -1, errIdx = -1;
+    if (child.stdinW >= 0) inIdx = n, fds[n++] = {child.stdinW, POLLOUT, 0};
+    if (child.stdoutR >= 0) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
+    if (child.stderrR >= 0) errIdx = n, fds[n++] = {child.stderrR, POLLIN, 0};
+
+    // The blocking call the alarm interrupts (the seed's wait4; here poll, because the pipes
+    // must be drained while the child runs or a chatty child deadlocks on a full pipe).
+    int rc = poll(fds, static_cast<nfds_t>(n), -1);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      SignalChild(slot, SIGKILL);  // cannot wait properly: do not leave it running
+      break;
+    }
+    if (inIdx >= 0 && fds[inIdx].revents && PumpInput(child.stdinW, opts.input, opts.inputLen, inputOffset))
+      CloseFd(child.stdinW);
+    if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof)
+      CloseFd(child.stdoutR);
+    if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof)
+      CloseFd(child.stderrR);
+    if (fds[0].revents) exited = true;
+  }
+
+  // Disarm before reaping: once reaped, the pid (and a setsid child's process group id) could be
+  // reused, and a late expiry must not signal a stranger.
+  if (timer) timer->Disarm();
+
+  if (outcome.wouldntDie) {
+    SignalChild(slot, SIGKILL);
+    HandToReaper(child.pid, child.pidfd);
+    child.pidfd = -1;
+  } else {
+    // Everything the child wrote before exiting is in the pipes now. Take it, but do not wait
+    // for EOF: a grandchild may hold the write end open for as long as it likes.
+    if (child.stdoutR >= 0) Drain(child.stdoutR, outcome.out);
+    if (child.stderrR >= 0) Drain(child.stderrR, outcome.err);
+    ReapBlocking(child.pid, outcome);
+  }
+  timer.reset();
+  CloseFd(child.stdinW);
+  CloseFd(child.stdoutR);
+  CloseFd(child.stderrR);
+  CloseFd(child.pidfd);
+}
+
+// ----- the reaper ------------------------------------------------------------------------------
+
+namespace {
+
+struct Reaper {
+  std::mutex mutex;
+  std::vector<std::pair<pid_t, int>> pending;  // (pid, pidfd)
+  int wake[2] = {-1, -1};
+  bool started = false;
+
+  void Run() {
+    std::vector<std::pair<pid_t, int>> watching;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        watching.insert(watching.end(), pending.begin(), pending.end());
+        pending.clear();
+      }
+      std::vector<struct pollfd> fds;
+      fds.push_back({wake[0], POLLIN, 0});
+      for (auto &w : watching) fds.push_back({w.second, POLLIN, 0});
+      if (poll(fds.data(), fds.size(), -1) < 0) continue;
+      if (fds[0].revents) {
+        char buf[64];
+        while (read(wake[0], buf, sizeof buf) > 0) {
+        }
+      }
+      for (size_t i = fds.size() - 1; i >= 1; i--) {
+        if (!fds[i].revents) continue;
+        auto w = watching[i - 1];
+        int status;
+        while (waitpid(w.first, &status, 0) < 0 && errno == EINTR) {
+        }
+        close(w.second);
+        watching.erase(watching.begin() + static_cast<long>(i - 1));
+      }
+    }
+  }
+};
+
+Reaper &TheReaper() {
+  static Reaper *reaper = new Reaper();  // never destroyed: its thread outlives static teardown
+  return *reaper;
+}
+
+}  // namespace
+
+void HandToReaper(pid_t pid, int pidfd) {
+  Reaper &r = TheReaper();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!r.started) {
+    if (pipe2(r.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+      // No way to watch it: wait for it on a thread of its own.
+      std::thread([pid, pidfd] {
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        close(pidfd);
+      }).detach();
+      return;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);  // the reaper thread takes no signals
+    std::thread([&r] { r.Run(); }).detach();
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    r.started = true;
+  }
+  r.pending.emplace_back(pid, pidfd);
+  char one = 1;
+  ssize_t ignored = write(r.wake[1], &one, 1);
+  (void)ignored;
+}
+
+}  // namespace th

@@ -1,0 +1,62 @@
+// Waiting for a launched child: feeding its stdin, draining its stdout/stderr while it runs,
+// enforcing the timeout, and reaping it with wait4 for its status and rusage.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "launcher.h"
+
+namespace th {
+
+// Bytes captured from one pipe. Owns `data` (malloc) until Release().
+struct Capture {
+  char *data = nullptr;
+  size_t len = 0;
+  size_t cap = 0;
+  size_t limit = SIZE_MAX;  // maxBuffer: bytes past it are read and dropped
+  bool truncated = false;
+  ~Capture();
+  char *Release();
+};
+
+enum class DrainResult { Open, Eof };
+
+// Reads whatever the non-blocking fd has now. Eof also covers read errors (the pipe is done).
+DrainResult Drain(int fd, Capture &into);
+
+// Writes what the non-blocking stdin pipe takes now; true when the pipe is finished with
+// (all written, or the child closed its end).
+bool PumpInput(int fd, const char *data, size_t len, size_t &offset);
+
+struct WaitOptions {
+  double timeoutMs = 0;        // 0: none
+  int killSignal = 9;          // SIGKILL
+  double forceKillAfterMs = 0; // 0: no escalation
+  double graceMs = 5000;       // reap grace after the kill
+  bool group = false;          // signals go to the process group (setsid)
+  const char *input = nullptr;
+  size_t inputLen = 0;
+};
+
+struct WaitOutcome {
+  bool haveStatus = false;
+  int status = 0;
+  struct rusage usage {};
+  bool timedOut = false;
+  bool wouldntDie = false;
+  int timerError = 0;  // the timeout could not be armed (errno)
+  Capture out, err;
+};
+
+// Runs the wait loop on the calling thread. Takes over (and closes) child's fds.
+void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome);
+
+// Reaps wait4(pid) for a child that wouldn't die in time, on a background thread, once it
+// finally exits, so no zombie is left. Takes ownership of pidfd.
+void HandToReaper(pid_t pid, int pidfd);
+
+}  // namespace th
