@@ -157,10 +157,10 @@ int OpenFlagsFor(int target, const StdioSpec &io) {
 // resets every disposition to SIG_DFL before it unblocks anything.
 // ---------------------------------------------------------------------------------------------
 
-enum class IoAction : int { None, Dup2, Open, Close, MergeStdout };
+enum class IoAction : int { Keep, Dup2, Open, Close, MergeStdout };
 
 struct ChildIo {
-  IoAction action = IoAction::None;
+  IoAction action = IoAction::Keep;
   int fd = -1;               // Dup2 source
   const char *path = nullptr;  // Open
   int flags = 0;
@@ -221,7 +221,10 @@ __attribute__((noinline)) int ChildMain(void *arg) {
   for (int target = 0; target < 3; target++) {
     const ChildIo &io = plan->io[target];
     switch (io.action) {
-      case IoAction::None:
+      case IoAction::Keep:
+        // Inherit: the parent's fd as it is. Node opens its own 0-2 close-on-exec, so clear the
+        // flag or exec would close the very fd the caller asked the child to inherit.
+        fcntl(target, F_SETFD, 0);
         break;
       case IoAction::Dup2:
         if (dup2(io.fd, target) < 0) ChildFail(plan, Stage::Dup2, errno, target);
@@ -364,6 +367,9 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
     const StdioSpec &io = spec.io[target];
     switch (io.kind) {
       case StdioKind::Inherit:
+        // dup2(fd, fd) as a file action clears FD_CLOEXEC (glibc >= 2.29): Node opens its own
+        // 0-2 close-on-exec. Only for an open fd, or posix_spawn would fail with EBADF.
+        if (fcntl(target, F_GETFD) >= 0) posix_spawn_file_actions_adddup2(&sa.actions, target, target);
         break;
       case StdioKind::Ignore:
         posix_spawn_file_actions_addopen(&sa.actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0);
@@ -402,8 +408,15 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
   }
   posix_spawn_file_actions_addclosefrom_np(&sa.actions, 3);
 
+  // Every signal to SIG_DFL in the child. sigfillset leaves out glibc's two internal signals
+  // (SIGRTMIN-2 and -1, i.e. 32 and 33), and for signals not in the set glibc's child sets those
+  // two to SIG_IGN, which exec keeps: so add them to the set bit by bit, as sigaddset refuses to.
   sigset_t all, none;
   sigfillset(&all);
+  for (int sig : {32, 33}) {
+    constexpr size_t kBits = 8 * sizeof(all.__val[0]);
+    all.__val[(sig - 1) / kBits] |= 1UL << ((sig - 1) % kBits);
+  }
   sigemptyset(&none);
   posix_spawnattr_setsigdefault(&sa.attr, &all);
   posix_spawnattr_setsigmask(&sa.attr, &none);
@@ -474,7 +487,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
     const StdioSpec &io = spec.io[target];
     ChildIo &cio = plan.io[target];
     switch (io.kind) {
-      case StdioKind::Inherit: cio.action = IoAction::None; break;
+      case StdioKind::Inherit: cio.action = IoAction::Keep; break;
       case StdioKind::Ignore:
         cio.action = IoAction::Open;
         cio.path = "/dev/null";

@@ -1,0 +1,84 @@
+import t from 'tap'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { resolveCudaRoot, findTool, searchPath } from '../../lib/cuda/index.js'
+import { fakeTool, scratchDir, PTXAS, NO_PTXAS } from '../fixtures/cuda/helpers.js'
+
+t.test('resolveCudaRoot: CUDA_ROOT, then CUDA_HOME, then CUDA_PATH, then ptxas on PATH', async (t) => {
+  const dir = scratchDir(t)
+  const toolkitBin = join(dir, 'cuda-13.0', 'bin')
+  mkdirSync(toolkitBin, { recursive: true })
+  const ptxasInBin = fakeTool(toolkitBin, 'ptxas', 'exit 0')
+  const flat = join(dir, 'flat')
+  mkdirSync(flat)
+  const ptxasFlat = fakeTool(flat, 'ptxas', 'exit 0')
+  const empty = join(dir, 'empty')
+  mkdirSync(empty)
+
+  const rows: Array<[string, Record<string, string>, unknown]> = [
+    ['CUDA_ROOT wins', { CUDA_ROOT: '/r', CUDA_HOME: '/h', CUDA_PATH: '/p', PATH: toolkitBin }, { root: '/r', source: 'CUDA_ROOT' }],
+    ['then CUDA_HOME', { CUDA_HOME: '/h', CUDA_PATH: '/p', PATH: toolkitBin }, { root: '/h', source: 'CUDA_HOME' }],
+    ['then CUDA_PATH', { CUDA_PATH: '/p', PATH: toolkitBin }, { root: '/p', source: 'CUDA_PATH' }],
+    ['an empty variable is skipped', { CUDA_ROOT: '', CUDA_HOME: '/h' }, { root: '/h', source: 'CUDA_HOME' }],
+    ['a variable is taken as given, existing or not', { CUDA_ROOT: '/does/not/exist' }, { root: '/does/not/exist', source: 'CUDA_ROOT' }],
+    ['then ptxas on PATH: parent of its bin/', { PATH: `${empty}:${toolkitBin}` }, { root: join(dir, 'cuda-13.0'), source: 'PATH', ptxas: ptxasInBin }],
+    ['ptxas outside a bin/: its own directory', { PATH: flat }, { root: flat, source: 'PATH', ptxas: ptxasFlat }],
+    ['nothing at all', { PATH: empty }, null],
+    ['no PATH at all', {}, null],
+  ]
+  for (const [name, env, expected] of rows) t.same(resolveCudaRoot(env), expected, name)
+})
+
+t.test('resolveCudaRoot on this machine says what it found and how', { skip: PTXAS === null ? NO_PTXAS : false }, async (t) => {
+  const found = resolveCudaRoot({ PATH: process.env.PATH })
+  t.equal(found?.source, 'PATH')
+  t.equal(found?.ptxas, PTXAS, 'the ptxas found on PATH, wrapper scripts not followed')
+  t.comment(`ptxas on PATH: ${found?.ptxas} -> root ${found?.root}`)
+})
+
+t.test('findTool: PATH first, then <root>/bin', async (t) => {
+  const dir = scratchDir(t)
+  const pathDir = join(dir, 'path')
+  const rootBin = join(dir, 'root', 'bin')
+  const homeBin = join(dir, 'home', 'bin')
+  for (const d of [pathDir, rootBin, homeBin]) mkdirSync(d, { recursive: true })
+  const onPath = fakeTool(pathDir, 'ptxas', 'exit 0')
+  const inRoot = fakeTool(rootBin, 'nvdisasm', 'exit 0')
+  const inHome = fakeTool(homeBin, 'nvdisasm', 'exit 0')
+  // Not executable: never "found".
+  writeFileSync(join(pathDir, 'nvdisasm'), '#!/bin/sh\n', { mode: 0o644 })
+  mkdirSync(join(dir, 'dirtool', 'ptxas'), { recursive: true })
+
+  const root = join(dir, 'root')
+  const rows: Array<[string, 'ptxas' | 'nvdisasm', Record<string, string>, unknown]> = [
+    ['found on PATH', 'ptxas', { PATH: pathDir, CUDA_ROOT: root }, { path: onPath, source: 'PATH' }],
+    ['not executable on PATH: falls back to <root>/bin', 'nvdisasm', { PATH: pathDir, CUDA_ROOT: root }, { path: inRoot, source: 'CUDA_ROOT' }],
+    ['root from CUDA_HOME', 'nvdisasm', { PATH: '', CUDA_HOME: join(dir, 'home') }, { path: inHome, source: 'CUDA_HOME' }],
+    ['CUDA_ROOT is the root even when CUDA_HOME has the tool', 'nvdisasm', { CUDA_ROOT: join(dir, 'nope'), CUDA_HOME: join(dir, 'home') }, null],
+    ['a directory named like the tool is not the tool', 'ptxas', { PATH: join(dir, 'dirtool') }, null],
+    ['nowhere', 'ptxas', { PATH: rootBin }, null],
+  ]
+  for (const [name, tool, env, expected] of rows) t.same(findTool(tool, env), expected, name)
+
+  t.throws(() => findTool('nvcc' as 'ptxas', {}), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', field: 'name' })
+  t.throws(() => findTool('ptxas', null as unknown as Record<string, string>), { code: 'ERR_INVALID_ARG_TYPE', field: 'env' })
+})
+
+t.test('searchPath follows execvp: empty entries are the current directory', async (t) => {
+  const dir = scratchDir(t)
+  const tool = fakeTool(dir, 'mytool', 'exit 0')
+  process.chdir(dir)
+  t.teardown(() => process.chdir(t.testdirName ? process.cwd() : process.cwd()))
+  t.equal(searchPath('mytool', { PATH: ':/nonexistent' }), tool, 'leading empty entry')
+  t.equal(searchPath('mytool', { PATH: '/nonexistent:' }), tool, 'trailing empty entry')
+  t.equal(searchPath('mytool', { PATH: '/nonexistent' }), null)
+  t.equal(searchPath(tool, { PATH: '' }), tool, 'a path with a / is not searched')
+  t.equal(searchPath('', { PATH: dir }), null)
+})
+
+t.test('the child environment is inherited unchanged: discovery never writes to env', async (t) => {
+  const env = Object.freeze({ PATH: '/nonexistent', CUDA_HOME: '/h' })
+  t.doesNotThrow(() => resolveCudaRoot(env))
+  t.doesNotThrow(() => findTool('ptxas', env))
+  t.same(env, { PATH: '/nonexistent', CUDA_HOME: '/h' })
+})
