@@ -1,0 +1,40 @@
+// The package as users get it: require() and import of the built package, type declarations,
+// and the two native build descriptions agreeing.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChildSync } from '../../lib/index.js'
+import { REPO_ROOT } from '../helpers.js'
+
+const node = (args: string[]) =>
+  spawnChildSync({ file: process.execPath, args, cwd: REPO_ROOT, env: { PATH: process.env.PATH! }, timeout: 60000 })
+
+t.test('require() of the package works', async t => {
+  const r = node(['-e', "const th = require('tileharness'); console.log(typeof th.spawnChildSync, th.spawnChildSync({ file: 'echo', args: ['ok'] }).stdout.toString().trim())"])
+  t.equal(r.stderr.toString(), '')
+  t.equal(r.stdout.toString(), 'function ok\n')
+})
+
+t.test('import of the package works', async t => {
+  const r = node(['--input-type=module', '-e', "import { spawnChildSync, decodeWaitStatus } from 'tileharness'; console.log(typeof spawnChildSync, decodeWaitStatus(0x8b).signal)"])
+  t.equal(r.stderr.toString(), '')
+  t.equal(r.stdout.toString(), 'function SIGSEGV\n')
+})
+
+t.test('type declarations are shipped', async t => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'))
+  const types = path.join(REPO_ROOT, pkg.exports['.'].types)
+  t.ok(fs.existsSync(types), types)
+  t.match(fs.readFileSync(path.join(REPO_ROOT, 'dist/spawn/types.d.ts'), 'utf8'), /interface ChildResult/)
+})
+
+t.test('binding.gyp and CMakeLists.txt build the same sources to the same place', async t => {
+  const gyp = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'binding.gyp'), 'utf8'))
+  const target = gyp.targets.find((x: { target_name: string }) => x.target_name === 'tileharness')
+  const cmake = fs.readFileSync(path.join(REPO_ROOT, 'CMakeLists.txt'), 'utf8')
+  const cmakeSources = cmake.match(/native\/[\w.]+\.cc/g)!.sort()
+  t.same([...target.sources].sort(), cmakeSources, 'same source list')
+  t.match(cmake, /LIBRARY_OUTPUT_DIRECTORY "\$\{CMAKE_BINARY_DIR\}\/Release"/, 'cmake-js output lands in build/Release as node-gyp\'s does')
+  t.match(JSON.stringify(gyp), /NAPI_VERSION=8/)
+  t.match(cmake, /NAPI_VERSION=8/)
+})

@@ -1,0 +1,83 @@
+// Which path runs, and that forcing either gives the same observable child.
+import fs from 'node:fs'
+import t from 'tap'
+import { Worker } from 'node:worker_threads'
+import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { REPO_ROOT, tempDir } from '../helpers.js'
+
+t.test("'auto' takes posix_spawn unless setsid or rlimits are asked for", async t => {
+  const rows: Array<[Partial<ChildSpec>, string]> = [
+    [{}, 'posix_spawn'],
+    [{ timeout: 1000, input: 'x', stderr: 'stdout', cwd: '/' }, 'posix_spawn'],
+    [{ setsid: true }, 'fork'],
+    [{ rlimits: { cpu: 10 } }, 'fork'],
+    [{ setsid: false, rlimits: {} }, 'posix_spawn'],
+    [{ launcher: 'fork' }, 'fork'],
+    [{ launcher: 'posix_spawn' }, 'posix_spawn'],
+  ]
+  for (const [extra, want] of rows) t.equal(spawnChildSync({ file: 'true', ...extra }).launcher, want, JSON.stringify(extra))
+})
+
+t.test('forcing either path gives the same observable child', async t => {
+  const dir = tempDir(t)
+  fs.writeFileSync(`${dir}/in`, 'stdin contents\n')
+  // The child reports everything a program can observe about how it was started.
+  const probe = [
+    'echo "argv: $0 $*"',
+    'echo "cwd: $(pwd)"',
+    'echo "env: $(env | sort | tr "\\n" " ")"',
+    'echo "fds: $(ls /proc/$$/fd | tr "\\n" " ")"',
+    'grep -E "^Sig(Ign|Blk|Cgt)" /proc/$$/status | tr "\\t" " "',
+    'echo "stdin: $(cat)"',
+    'echo "to stderr" >&2',
+    'echo "umask: $(umask)"',
+    'exit 7',
+  ].join('\n')
+  const spec: ChildSpec = {
+    file: 'sh', argv0: 'probe', args: ['-c', probe, 'probe', 'a b', 'c'], cwd: dir,
+    env: { PATH: process.env.PATH!, LANG: 'C', X: 'y z' }, stdin: { path: `${dir}/in` },
+  }
+  const a = spawnChildSync({ ...spec, launcher: 'posix_spawn' })
+  const b = spawnChildSync({ ...spec, launcher: 'fork' })
+  t.equal(a.launcher, 'posix_spawn')
+  t.equal(b.launcher, 'fork')
+  t.equal(a.exitCode, 7)
+  t.equal(a.stdout.toString(), b.stdout.toString(), 'same stdout')
+  t.equal(a.stderr.toString(), b.stderr.toString(), 'same stderr')
+  t.match(a.stdout.toString(), /stdin: stdin contents/)
+  const strip = ({ pid, launcher, durationMs, rusage, ...rest }: typeof a) => rest
+  t.same(strip(a), strip(b), 'same result apart from pid, path, timing and usage')
+})
+
+t.test('rusage mirrors process.resourceUsage() names', async t => {
+  const r = spawnChildSync({ file: 'sh', args: ['-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'] })
+  const names = Object.keys(process.resourceUsage()).sort()
+  t.same(Object.keys(r.rusage).sort(), names, 'the same field names')
+  t.ok(r.rusage.userCPUTime + r.rusage.systemCPUTime > 0, 'CPU time of the child (microseconds)')
+  t.ok(r.rusage.maxRSS > 0, 'maxRSS (KiB)')
+  t.ok(r.rusage.minorPageFault > 0)
+  t.ok(r.durationMs > 0)
+})
+
+t.test('works from worker threads, with the worker\'s own env', async t => {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads')
+    process.env.WORKER_ONLY = 'w' + workerData
+    const { spawnChildSync } = require(${JSON.stringify(REPO_ROOT)})
+    const results = []
+    for (let i = 0; i < 20; i++) {
+      const r = spawnChildSync({ file: 'sh', args: ['-c', 'echo $WORKER_ONLY'], timeout: 5000, launcher: i % 2 ? 'fork' : 'posix_spawn' })
+      results.push(r.stdout.toString().trim())
+    }
+    parentPort.postMessage(results)
+  `
+  const run = (n: number) => new Promise<string[]>((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: n })
+    w.once('message', resolve)
+    w.once('error', reject)
+  })
+  const [one, two] = await Promise.all([run(1), run(2)])
+  t.same(one, Array(20).fill('w1'), 'worker 1 saw its own env every time')
+  t.same(two, Array(20).fill('w2'), 'worker 2 saw its own env every time')
+  t.equal(process.env.WORKER_ONLY, undefined, 'the main thread env is untouched')
+})

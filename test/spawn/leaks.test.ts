@@ -1,0 +1,35 @@
+// No fds, zombies or memory leak: 10,000 spawns of mixed kinds leave the fd count and the child
+// list as they were.
+import t from 'tap'
+import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { childPids, openFds } from '../helpers.js'
+
+const kinds: ChildSpec[] = [
+  { file: '/bin/true' },
+  { file: '/bin/true', launcher: 'fork' },
+  { file: '/bin/cat', input: 'some input' },
+  { file: '/bin/sh', args: ['-c', 'echo out; echo err >&2; exit 3'], timeout: 5000 },
+  { file: '/bin/sh', args: ['-c', 'echo x'], stderr: 'stdout', setsid: true },
+  { file: '/nonexistent/program' },
+  { file: '/nonexistent/program', launcher: 'fork' },
+  { file: '/bin/true', cwd: '/nonexistent' },
+  { file: '/bin/true', rlimits: { nofile: 64 } },
+  { file: '/bin/sh', args: ['-c', 'kill -TERM $$'] },
+]
+
+t.test('10,000 spawns', async t => {
+  for (let i = 0; i < 200; i++) spawnChildSync(kinds[i % kinds.length])  // warm up lazily created state
+  const fdsBefore = openFds()
+  const childrenBefore = childPids()
+  const rssBefore = process.memoryUsage().rss
+  let failures = 0
+  for (let i = 0; i < 10000; i++) {
+    const r = spawnChildSync(kinds[i % kinds.length])
+    if (r.pid === 0 && r.spawnError === null) failures++
+  }
+  t.equal(failures, 0)
+  t.same(openFds(), fdsBefore, 'same open fds')
+  t.same(childPids(), childrenBefore, 'no children left behind (no zombies)')
+  const growthMiB = (process.memoryUsage().rss - rssBefore) / 1048576
+  t.ok(growthMiB < 40, `RSS growth ${growthMiB.toFixed(1)} MiB over 10,000 spawns`)
+})

@@ -1,0 +1,70 @@
+// Bad input never crashes the process: each case throws a TypeError or RangeError with a `code`
+// and a message naming the field.
+import t from 'tap'
+import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+
+type Row = [string, unknown, 'TypeError' | 'RangeError', string, RegExp]
+
+const rows: Row[] = [
+  ['spec is null', null, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^spec must be an object/],
+  ['spec is a string', 'ls', 'TypeError', 'ERR_INVALID_ARG_TYPE', /^spec/],
+  ['unknown option', { file: 'true', timout: 5 }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /spec\.timout is not a known option/],
+  ['file missing', {}, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^file must be a string/],
+  ['file empty', { file: '' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^file must not be empty/],
+  ['NUL in file', { file: 'tr\0ue' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^file must not contain NUL/],
+  ['args not an array', { file: 'true', args: 'a b' }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^args must be an array/],
+  ['non-string arg', { file: 'echo', args: ['ok', 42] }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^args\[1\] must be a string \(received number 42\)/],
+  ['NUL in an arg', { file: 'echo', args: ['a\0b'] }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^args\[0\] must not contain NUL/],
+  ['NUL in argv0', { file: 'echo', argv0: 'e\0' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^argv0/],
+  ['env not an object', { file: 'true', env: ['A=1'] }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^env must be an object/],
+  ['NUL in an env value', { file: 'true', env: { A: 'x\0y' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^env\.A must not contain NUL/],
+  ['= in an env name', { file: 'true', env: { 'A=B': 'x' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^env\["A=B"\]/],
+  ['NUL in an env name', { file: 'true', env: { 'A\0': 'x' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^env\[/],
+  ['non-string env value', { file: 'true', env: { A: 1 } }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^env\.A must be a string/],
+  ['NUL in cwd', { file: 'true', cwd: '/tmp\0' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^cwd/],
+  ['unknown stdin value', { file: 'true', stdin: 'pipe' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdin must be/],
+  ['unknown stdout value', { file: 'true', stdout: 'stdout' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdout must be/],
+  ['unknown stderr value', { file: 'true', stderr: 'nowhere' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stderr must be/],
+  ['stdout path with NUL', { file: 'true', stdout: { path: 'a\0' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdout\.path/],
+  ['stdout path option typo', { file: 'true', stdout: { path: '/tmp/x', apend: true } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdout\.apend/],
+  ['append not boolean', { file: 'true', stdout: { path: '/tmp/x', append: 'yes' } }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^stdout\.append/],
+  ['fd not open', { file: 'true', stdout: 987654 }, 'RangeError', 'ERR_INVALID_FD', /^stdout: fd 987654 is not an open file descriptor/],
+  ['negative fd', { file: 'true', stdin: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^stdin must be an integer fd/],
+  ['fractional fd', { file: 'true', stderr: 2.5 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^stderr must be an integer fd/],
+  ['input of a bad type', { file: 'cat', input: 42 }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^input must be a string or Uint8Array/],
+  ['input with stdin', { file: 'cat', input: 'x', stdin: 'ignore' }, 'TypeError', 'ERR_INCOMPATIBLE_OPTION_PAIR', /^input cannot be combined with stdin/],
+  ['negative timeout', { file: 'true', timeout: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^timeout must be a finite number >= 0/],
+  ['NaN timeout', { file: 'true', timeout: NaN }, 'RangeError', 'ERR_OUT_OF_RANGE', /^timeout/],
+  ['infinite timeout', { file: 'true', timeout: Infinity }, 'RangeError', 'ERR_OUT_OF_RANGE', /^timeout/],
+  ['string timeout', { file: 'true', timeout: '5s' }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^timeout must be a number/],
+  ['negative grace', { file: 'true', graceTimeout: -5 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^graceTimeout/],
+  ['negative forceKillAfterDelay', { file: 'true', forceKillAfterDelay: -5 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^forceKillAfterDelay/],
+  ['unknown signal name', { file: 'true', killSignal: 'SIGFOO' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^killSignal is not a known signal/],
+  ['unknown signal number', { file: 'true', killSignal: 999 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^killSignal/],
+  ['setsid not boolean', { file: 'true', setsid: 1 }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^setsid must be a boolean/],
+  ['rlimits not an object', { file: 'true', rlimits: 5 }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^rlimits must be an object/],
+  ['unknown rlimit', { file: 'true', rlimits: { files: 10 } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^rlimits\.files is not a resource limit \(one of as, core/],
+  ['inherited property name as rlimit', { file: 'true', rlimits: { toString: 1 } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^rlimits\.toString/],
+  ['negative rlimit', { file: 'true', rlimits: { nofile: -1 } }, 'RangeError', 'ERR_OUT_OF_RANGE', /^rlimits\.nofile must be an integer/],
+  ['fractional rlimit', { file: 'true', rlimits: { cpu: 1.5 } }, 'RangeError', 'ERR_OUT_OF_RANGE', /^rlimits\.cpu/],
+  ['bad rlimit word', { file: 'true', rlimits: { cpu: 'infinity' } }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^rlimits\.cpu must be a number or 'unlimited'/],
+  ['soft above hard', { file: 'true', rlimits: { nofile: { soft: 100, hard: 10 } } }, 'RangeError', 'ERR_OUT_OF_RANGE', /^rlimits\.nofile\.soft must be at most the hard limit 10/],
+  ['soft unlimited, hard finite', { file: 'true', rlimits: { nofile: { soft: 'unlimited', hard: 10 } } }, 'RangeError', 'ERR_OUT_OF_RANGE', /^rlimits\.nofile\.soft/],
+  ['negative maxBuffer', { file: 'true', maxBuffer: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^maxBuffer/],
+  ['unknown launcher', { file: 'true', launcher: 'vfork' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^launcher must be 'auto', 'posix_spawn' or 'fork'/],
+  ['posix_spawn with rlimits', { file: 'true', launcher: 'posix_spawn', rlimits: { cpu: 1 } }, 'TypeError', 'ERR_INCOMPATIBLE_OPTION_PAIR', /^launcher 'posix_spawn' cannot be combined with rlimits/],
+]
+
+for (const [name, spec, type, code, message] of rows) {
+  t.throws(() => spawnChildSync(spec as ChildSpec), { name: type, code, message }, name)
+}
+
+t.test('valid edge values are accepted', async t => {
+  t.equal(spawnChildSync({ file: 'true', timeout: 0 }).exitCode, 0, 'timeout 0 = none')
+  t.equal(spawnChildSync({ file: 'true', maxBuffer: Infinity }).exitCode, 0, 'maxBuffer Infinity')
+  t.equal(spawnChildSync({ file: 'true', killSignal: 15 }).exitCode, 0, 'signal by number')
+  t.equal(spawnChildSync({ file: 'true', killSignal: 'TERM' }).exitCode, 0, 'signal without SIG')
+  t.equal(spawnChildSync({ file: 'true', env: { A: undefined } }).exitCode, 0, 'undefined env values are skipped')
+  t.equal(spawnChildSync({ file: 'cat', input: new Uint8Array([104, 105]) }).stdout.toString(), 'hi', 'Uint8Array input')
+  t.equal(spawnChildSync({ file: 'true', launcher: 'posix_spawn', setsid: true }).launcher, 'posix_spawn', 'setsid via POSIX_SPAWN_SETSID when forced')
+})
