@@ -6,7 +6,8 @@
         "native/addon.cc",
         "native/launcher.cc",
         "native/alarm.cc",
-        "native/waiter.cc"
+        "native/waiter.cc",
+        "native/async.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "_GNU_SOURCE"],

@@ -14,17 +14,17 @@
 #include <cmath>
 #include <string>
 
-#include "launcher.h"
-#include "waiter.h"
+#include "addon.h"
 
 namespace th {
-namespace {
 
 double NowNs() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
+
+namespace {
 
 [[noreturn]] void ThrowType(Napi::Env env, const std::string &message) {
   Napi::TypeError err = Napi::TypeError::New(env, message);
@@ -48,7 +48,9 @@ bool GetBool(Napi::Object obj, const char *key) { return obj.Get(key).ToBoolean(
 
 rlim_t ToRlim(double v) { return v < 0 || std::isinf(v) ? RLIM_INFINITY : static_cast<rlim_t>(v); }
 
-// The spec arrives normalized by lib/spawn/normalize.ts (toNativeSpec).
+}  // namespace
+
+// The spec arrives normalized by lib/spawn/normalize.ts.
 void ParseSpec(Napi::Env env, Napi::Object o, LaunchSpec &spec, WaitOptions &wait, size_t &maxBuffer) {
   spec.file = GetString(env, o, "file");
   Napi::Value argv = o.Get("argv");
@@ -115,6 +117,8 @@ void ParseSpec(Napi::Env env, Napi::Object o, LaunchSpec &spec, WaitOptions &wai
   maxBuffer = std::isinf(mb) || mb >= 9007199254740992.0 ? SIZE_MAX : static_cast<size_t>(mb);
 }
 
+namespace {
+
 Napi::Value TakeBuffer(Napi::Env env, Capture &c) {
   if (c.len == 0) return Napi::Buffer<char>::New(env, 0);
   size_t len = c.len;
@@ -149,6 +153,46 @@ Napi::Object RusageObject(Napi::Env env, const struct rusage &ru) {
   return o;
 }
 
+}  // namespace
+
+void SettleFailedLaunch(Launched &child, WaitOutcome &outcome) {
+  if (child.reaped) {
+    outcome.haveStatus = true;
+    outcome.status = child.status;
+    outcome.usage = child.usage;
+  } else if (IsChildStage(child.stage)) {
+    // posix_spawn reported the failure itself and reaped its child: give the status the fork
+    // path's child exits with, so both paths look the same.
+    outcome.haveStatus = true;
+    outcome.status = W_EXITCODE(ExitCodeForSpawnFailure(child.stage, child.err), 0);
+  }
+}
+
+Napi::Object BuildRaw(Napi::Env env, const Launched &child, WaitOutcome &outcome, double startNs, double endNs) {
+  Napi::Object r = Napi::Object::New(env);
+  r.Set("pid", static_cast<double>(child.pid));
+  r.Set("launcher", child.usedFork ? "fork" : "posix_spawn");
+  r.Set("status", outcome.haveStatus ? Napi::Value(Napi::Number::New(env, outcome.status)) : env.Null());
+  r.Set("timedOut", outcome.timedOut);
+  r.Set("wouldntDie", outcome.wouldntDie);
+  if (child.stage != Stage::None) {
+    r.Set("stage", StageName(child.stage));
+    r.Set("errno", child.err);
+    r.Set("detail", child.detail);
+  } else {
+    r.Set("stage", env.Null());
+  }
+  r.Set("stdout", TakeBuffer(env, outcome.out));
+  r.Set("stderr", TakeBuffer(env, outcome.err));
+  r.Set("stdoutTruncated", outcome.out.truncated);
+  r.Set("stderrTruncated", outcome.err.truncated);
+  r.Set("rusage", RusageObject(env, outcome.usage));
+  r.Set("durationMs", (endNs - startNs) / 1e6);
+  return r;
+}
+
+namespace {
+
 // spawnSync(nativeSpec, input: Buffer | null) -> raw result
 Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -175,38 +219,10 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
       child.stage = Stage::Spawn;
       child.err = outcome.timerError;
     }
-  } else if (child.reaped) {
-    outcome.haveStatus = true;
-    outcome.status = child.status;
-    outcome.usage = child.usage;
-  } else if (IsChildStage(child.stage)) {
-    // posix_spawn reported the failure itself and reaped its child: give the status the fork
-    // path's child exits with, so both paths look the same.
-    outcome.haveStatus = true;
-    outcome.status = W_EXITCODE(ExitCodeForSpawnFailure(child.stage, child.err), 0);
-  }
-  double end = NowNs();
-
-  Napi::Object r = Napi::Object::New(env);
-  r.Set("pid", static_cast<double>(child.pid));
-  r.Set("launcher", child.usedFork ? "fork" : "posix_spawn");
-  r.Set("status", outcome.haveStatus ? Napi::Value(Napi::Number::New(env, outcome.status)) : env.Null());
-  r.Set("timedOut", outcome.timedOut);
-  r.Set("wouldntDie", outcome.wouldntDie);
-  if (child.stage != Stage::None) {
-    r.Set("stage", StageName(child.stage));
-    r.Set("errno", child.err);
-    r.Set("detail", child.detail);
   } else {
-    r.Set("stage", env.Null());
+    SettleFailedLaunch(child, outcome);
   }
-  r.Set("stdout", TakeBuffer(env, outcome.out));
-  r.Set("stderr", TakeBuffer(env, outcome.err));
-  r.Set("stdoutTruncated", outcome.out.truncated);
-  r.Set("stderrTruncated", outcome.err.truncated);
-  r.Set("rusage", RusageObject(env, outcome.usage));
-  r.Set("durationMs", (end - start) / 1e6);
-  return r;
+  return BuildRaw(env, child, outcome, start, NowNs());
 }
 
 // [[number, name, description], ...] for every signal: the one table of signal names.
@@ -271,6 +287,7 @@ Napi::Value ErrnoInfo(const Napi::CallbackInfo &info) {
 static Napi::Object InitTileharness(Napi::Env env, Napi::Object exports) {
   using namespace th;
   exports.Set("spawnSync", Napi::Function::New(env, SpawnSync, "spawnSync"));
+  InitAsync(env, exports);
   exports.Set("errnoInfo", Napi::Function::New(env, ErrnoInfo, "errnoInfo"));
   exports.Set("signals", SignalTable(env));
   exports.Set("rlimits", RlimitTable(env));

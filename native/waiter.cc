@@ -29,11 +29,11 @@ char *Capture::Release() {
   return d;
 }
 
-DrainResult Drain(int fd, Capture &into) {
+DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx) {
   for (;;) {
     if (into.len < into.limit) {
       if (into.cap == into.len) {
-        size_t want = std::max<size_t>(64 * 1024, into.cap * 2);
+        size_t want = std::max<size_t>(4096, into.cap * 2);
         if (into.limit != SIZE_MAX) want = std::min(want, into.limit);
         char *grown = static_cast<char *>(realloc(into.data, want));
         if (!grown) return DrainResult::Eof;
@@ -42,6 +42,7 @@ DrainResult Drain(int fd, Capture &into) {
       }
       ssize_t n = read(fd, into.data + into.len, into.cap - into.len);
       if (n > 0) {
+        if (sink) sink(ctx, into.data + into.len, static_cast<size_t>(n));
         into.len += static_cast<size_t>(n);
         continue;
       }
@@ -50,9 +51,10 @@ DrainResult Drain(int fd, Capture &into) {
       return errno == EAGAIN ? DrainResult::Open : DrainResult::Eof;
     }
     // Past maxBuffer: keep the pipe flowing so the child never blocks, and say so.
-    char sink[16384];
-    ssize_t n = read(fd, sink, sizeof sink);
+    char scratch[16384];
+    ssize_t n = read(fd, scratch, sizeof scratch);
     if (n > 0) {
+      if (sink) sink(ctx, scratch, static_cast<size_t>(n));
       into.truncated = true;
       continue;
     }
@@ -74,6 +76,18 @@ bool PumpInput(int fd, const char *data, size_t len, size_t &offset) {
     return true;  // EPIPE: the child closed its stdin; the rest is not wanted
   }
   return true;
+}
+
+NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
+  if (phase == Escalation::Running && opts.killSignal != SIGKILL && opts.forceKillAfterMs > 0) {
+    phase = Escalation::Killed;
+    return {false, opts.forceKillAfterMs, SIGKILL};
+  }
+  if (phase != Escalation::ForceKilled) {
+    phase = Escalation::ForceKilled;
+    return {false, opts.graceMs, 0};
+  }
+  return {true, 0, 0};
 }
 
 namespace {
@@ -105,28 +119,22 @@ void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome) {
   }
   if (child.stdinW >= 0 && opts.inputLen == 0) CloseFd(child.stdinW);
 
-  // Escalation phases after the deadline: the handler has sent killSignal; then (optionally)
-  // SIGKILL after forceKillAfterMs; then a grace period for the reap, after which the child is
-  // declared one that wouldn't die.
-  enum { Running, Killed, ForceKilled } phase = Running;
+  Escalation phase = Escalation::Running;
   int seenExpiries = 0;
   size_t inputOffset = 0;
   bool exited = false;
 
   while (!exited) {
     if (timer && slot.expiries != seenExpiries) {
+      // The handler has already sent this expiry's signal; arm the next step.
       seenExpiries = slot.expiries;
       outcome.timedOut = true;
-      if (phase == Running && opts.killSignal != SIGKILL && opts.forceKillAfterMs > 0) {
-        phase = Killed;
-        timer->Arm(opts.forceKillAfterMs, SIGKILL);
-      } else if (phase != ForceKilled) {
-        phase = ForceKilled;
-        timer->Arm(opts.graceMs, 0);
-      } else {
+      NextExpiry next = AfterExpiry(phase, opts);
+      if (next.wouldntDie) {
         outcome.wouldntDie = true;
         break;
       }
+      timer->Arm(next.delayMs, next.signal);
     }
 
     struct pollfd fds[4];

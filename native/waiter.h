@@ -26,7 +26,9 @@ struct Capture {
 enum class DrainResult { Open, Eof };
 
 // Reads whatever the non-blocking fd has now. Eof also covers read errors (the pipe is done).
-DrainResult Drain(int fd, Capture &into);
+// `sink`, when given, sees every chunk read, including bytes past the limit.
+typedef void (*ChunkSink)(void *ctx, const char *data, size_t len);
+DrainResult Drain(int fd, Capture &into, ChunkSink sink = nullptr, void *ctx = nullptr);
 
 // Writes what the non-blocking stdin pipe takes now; true when the pipe is finished with
 // (all written, or the child closed its end).
@@ -51,6 +53,18 @@ struct WaitOutcome {
   int timerError = 0;  // the timeout could not be armed (errno)
   Capture out, err;
 };
+
+// The escalation after a deadline, shared by the sync waiter (SIGALRM timer) and the async one
+// (uv timer). At the deadline killSignal is sent; then, if it was gentler than SIGKILL and
+// forceKillAfterMs is set, SIGKILL after that delay; then graceMs for the reap, after which the
+// child is one that wouldn't die.
+enum class Escalation { Running, Killed, ForceKilled };
+struct NextExpiry {
+  bool wouldntDie;
+  double delayMs;  // until the next expiry
+  int signal;      // what the next expiry sends (0: nothing)
+};
+NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 
 // Runs the wait loop on the calling thread. Takes over (and closes) child's fds.
 void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome);

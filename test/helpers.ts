@@ -58,3 +58,13 @@ export async function eventually(pred: () => boolean, ms = 10000): Promise<boole
 }
 
 export const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+
+import { spawnChild, spawnChildSync, type ChildResult, type ChildSpec } from '../lib/index.js'
+
+export type Run = (spec: ChildSpec) => Promise<ChildResult>
+
+/** The two APIs every behaviour table runs through: the same spec, the same result type. */
+export const APIS: Array<[string, Run]> = [
+  ['sync', async spec => spawnChildSync(spec)],
+  ['async', spec => spawnChild(spec)],
+]

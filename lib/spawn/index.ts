@@ -1,4 +1,5 @@
 export { spawnChildSync } from './sync.js'
+export { spawnChild, startChild, type ChildProcess } from './async.js'
 export { decodeWaitStatus, signalName, signalNumber, signalDescription } from './status.js'
 export { DIAGNOSTIC } from './result.js'
 export { DEFAULT_MAX_BUFFER, DEFAULT_GRACE_TIMEOUT } from './normalize.js'

@@ -47,8 +47,18 @@ export interface RawResult {
   durationMs: number
 }
 
+export interface NativeChildHandle {
+  kill(signal: number): boolean
+}
+
+export type SpawnAsyncOutcome = { raw: RawResult } | { handle: NativeChildHandle; pid: number }
+
 export interface NativeAddon {
   spawnSync(spec: NativeSpec, input: Buffer | null): RawResult
+  spawnAsync(
+    spec: NativeSpec, input: Buffer | null, onDone: (raw: RawResult) => void,
+    onData: ((stream: 1 | 2, chunk: Buffer) => void) | null,
+  ): SpawnAsyncOutcome
   errnoInfo(errno: number): [string, string]
   signals: Array<[number, string, string]>
   rlimits: Record<string, number>

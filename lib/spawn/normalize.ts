@@ -16,12 +16,14 @@ const SIGKILL = 9
 
 const KNOWN_KEYS = new Set([
   'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
-  'forceKillAfterDelay', 'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher',
+  'forceKillAfterDelay', 'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal',
 ])
 
 export interface NormalizedSpec {
   native: NativeSpec
   input: Buffer | null
+  killOnExit: boolean
+  signal: AbortSignal | null
   /** Kept for messages: what the caller named. */
   file: string
   cwd: string | null
@@ -159,7 +161,7 @@ export function normalizeSignal(field: string, value: unknown, fallback: number)
   return num
 }
 
-export function normalizeSpec(spec: ChildSpec): NormalizedSpec {
+export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): NormalizedSpec {
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw invalidType('spec', 'an object', spec)
   for (const key of Object.keys(spec)) {
     if (!KNOWN_KEYS.has(key)) throw invalidValue(`spec.${key}`, 'is not a known option')
@@ -219,6 +221,17 @@ export function normalizeSpec(spec: ChildSpec): NormalizedSpec {
     throw incompatible("launcher 'posix_spawn'", 'rlimits', "posix_spawn cannot set resource limits in the child; use 'fork' or 'auto'")
   }
 
+  if (spec.killOnExit !== undefined && typeof spec.killOnExit !== 'boolean') {
+    throw invalidType('killOnExit', 'a boolean', spec.killOnExit)
+  }
+  const killOnExit = spec.killOnExit !== false
+  let signal: AbortSignal | null = null
+  if (spec.signal !== undefined) {
+    if (api === 'sync') throw invalidValue('signal', 'is for spawnChild and startChild: spawnChildSync cannot be cancelled')
+    if (!(spec.signal instanceof AbortSignal)) throw invalidType('signal', 'an AbortSignal', spec.signal)
+    signal = spec.signal
+  }
+
   const path = (s: NativeStdio) => (s.kind === StdioKind.Path ? s.path! : null)
   return {
     native: {
@@ -228,7 +241,7 @@ export function normalizeSpec(spec: ChildSpec): NormalizedSpec {
       cwd,
       stdio: [stdin, stdout, stderr],
       setsid,
-      deathSignal: false,
+      deathSignal: killOnExit,
       rlimits,
       launcher,
       timeout,
@@ -238,6 +251,8 @@ export function normalizeSpec(spec: ChildSpec): NormalizedSpec {
       maxBuffer,
     },
     input,
+    killOnExit,
+    signal,
     file,
     cwd,
     paths: [path(stdin), path(stdout), path(stderr)],

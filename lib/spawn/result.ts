@@ -11,6 +11,7 @@ export const DIAGNOSTIC = {
   couldNotExecute: 'Program could not be executed',
   timedOut: 'Child timed out',
   wouldntDie: "Child timed out but wouldn't die",
+  aborted: 'Child aborted',
 } as const
 
 const STREAMS = ['stdin', 'stdout', 'stderr']
@@ -52,11 +53,12 @@ function diagnosticOf(result: Omit<ChildResult, 'diagnostic'>, raw: RawResult, s
   }
   if (raw.wouldntDie) return DIAGNOSTIC.wouldntDie
   if (raw.timedOut) return DIAGNOSTIC.timedOut
+  if (result.aborted) return DIAGNOSTIC.aborted
   if (signalNumber !== null) return signalDescription(signalNumber) + (result.coreDumped ? ' (core dumped)' : '')
   return ''
 }
 
-export function buildResult(raw: RawResult, spec: NormalizedSpec): ChildResult {
+export function buildResult(raw: RawResult, spec: NormalizedSpec, aborted = false): ChildResult {
   const status = raw.status === null ? null : decodeWaitStatus(raw.status >>> 0)
   const signaled = status?.kind === 'signaled' ? status : null
   const partial = {
@@ -66,6 +68,7 @@ export function buildResult(raw: RawResult, spec: NormalizedSpec): ChildResult {
     signal: signaled ? signaled.signal : null,
     coreDumped: signaled ? signaled.coreDumped : false,
     timedOut: raw.timedOut,
+    aborted,
     spawnError: spawnErrorOf(raw, spec),
     stdout: raw.stdout,
     stderr: raw.stderr,

@@ -49,6 +49,11 @@ export interface ChildSpec {
   /** Bytes kept per captured stream; the rest is read and dropped, and the result says so. */
   maxBuffer?: number
   launcher?: 'auto' | Launcher
+  /** Kill children still running when this process exits (default true); on the fork path
+   * also PR_SET_PDEATHSIG, so a parent killed by SIGKILL leaves no orphan. */
+  killOnExit?: boolean
+  /** spawnChild/startChild only: aborting kills the child, and the result says `aborted`. */
+  signal?: AbortSignal
 }
 
 /** Which step of starting the child failed. */
@@ -93,6 +98,8 @@ export interface ChildResult {
   signal: string | null
   coreDumped: boolean
   timedOut: boolean
+  /** The AbortSignal fired and the child was killed for it (always false from spawnChildSync). */
+  aborted: boolean
   spawnError: SpawnError | null
   /** The harness's one-line verdict; '' when the child exited normally, whatever its code. */
   diagnostic: string
