@@ -1,7 +1,7 @@
 // The harness's SIGALRM handler coexists with the process's own: a process.on('SIGALRM')
 // listener keeps working and never sees the harness's alarms.
 import t from 'tap'
-import { spawnChildSync } from '../../lib/index.js'
+import { spawnChild, spawnChildSync } from '../../lib/index.js'
 import { LAUNCHERS, REPO_ROOT } from '../helpers.js'
 
 const settle = () => new Promise(r => setTimeout(r, 100))
@@ -15,6 +15,8 @@ t.test('listener sees external SIGALRMs only', async t => {
   for (const launcher of LAUNCHERS) {
     const r = spawnChildSync({ file: 'sleep', args: ['5'], timeout: 50, launcher })
     t.equal(r.timedOut, true)
+    const a = await spawnChild({ file: 'sleep', args: ['5'], timeout: 50, launcher })
+    t.equal(a.timedOut, true, 'async timeouts use uv timers, no SIGALRM at all')
   }
   await settle()
   t.equal(seen, 0, "the harness's alarms are not delivered to the listener")

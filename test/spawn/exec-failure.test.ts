@@ -3,8 +3,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t, { type Test } from 'tap'
-import { spawnChildSync, type ChildResult } from '../../lib/index.js'
-import { LAUNCHERS, script, tempDir } from '../helpers.js'
+import type { ChildResult, ChildSpec } from '../../lib/index.js'
+import { APIS, LAUNCHERS, script, tempDir } from '../helpers.js'
 
 const dir = tempDir(t)
 const noX = script(dir, 'no-x-bit', '#!/bin/sh\necho hi\n', 0o644)
@@ -21,7 +21,7 @@ script(shadowDir, 'th-no-x-anywhere', '#!/bin/sh\n', 0o644)
 
 interface Row {
   name: string
-  spec: Parameters<typeof spawnChildSync>[0]
+  spec: ChildSpec
   exitCode: number | null
   code: string | null
   stage?: string
@@ -98,9 +98,9 @@ function check(t: Test, r: ChildResult, row: Row) {
 for (const row of rows) {
   t.test(row.name, async t => {
     const results: ChildResult[] = []
-    for (const launcher of LAUNCHERS) {
-      await t.test(launcher, async t => {
-        const r = spawnChildSync({ ...row.spec, launcher })
+    for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
+      await t.test(`${api} ${launcher}`, async t => {
+        const r = await run({ ...row.spec, launcher })
         t.equal(r.launcher, launcher)
         check(t, r, row)
         results.push(r)
@@ -108,13 +108,13 @@ for (const row of rows) {
     }
     // Identical observable outcome, field for field, apart from what differs by nature.
     const strip = ({ pid, launcher, durationMs, rusage, ...rest }: ChildResult) => rest
-    t.same(strip(results[0]), strip(results[1]), 'both paths report the same')
+    for (const r of results.slice(1)) t.same(strip(r), strip(results[0]), 'every API and path reports the same')
   })
 }
 
-t.test('an rlimit the kernel refuses is reported with stage rlimit', async t => {
+for (const [api, run] of APIS) t.test(`${api}: an rlimit the kernel refuses is reported with stage rlimit`, async t => {
   for (const launcher of ['auto', 'fork'] as const) {
-    const r = spawnChildSync({ file: 'true', rlimits: { nofile: 2 ** 40 }, launcher })
+    const r = await run({ file: 'true', rlimits: { nofile: 2 ** 40 }, launcher })
     t.equal(r.launcher, 'fork')
     t.equal(r.spawnError?.stage, 'rlimit')
     t.equal(r.spawnError?.code, 'EPERM')
@@ -123,10 +123,11 @@ t.test('an rlimit the kernel refuses is reported with stage rlimit', async t => 
   }
 })
 
-t.test('the errno comes through the error channel, not from the exit code', async t => {
+for (const [api, run] of APIS) t.test(`${api}: the errno comes through the error channel, not from the exit code`, async t => {
   // Same exit code (126) for three different causes: only the channel can tell them apart.
-  const codes = [noX, badFormat, subdir].map(file => spawnChildSync({ file, launcher: 'fork' }).spawnError?.code)
+  const codes = []
+  for (const file of [noX, badFormat, subdir]) codes.push((await run({ file, launcher: 'fork' })).spawnError?.code)
   t.same(codes, ['EACCES', 'ENOEXEC', 'EACCES'])
-  const own = spawnChildSync({ file: 'sh', args: ['-c', 'exit 126'], launcher: 'fork' })
+  const own = await run({ file: 'sh', args: ['-c', 'exit 126'], launcher: 'fork' })
   t.equal(own.spawnError, null)
 })

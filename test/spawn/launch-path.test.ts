@@ -2,10 +2,10 @@
 import fs from 'node:fs'
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, tempDir } from '../helpers.js'
+import type { ChildSpec } from '../../lib/index.js'
+import { APIS, REPO_ROOT, tempDir } from '../helpers.js'
 
-t.test("'auto' takes posix_spawn unless setsid or rlimits are asked for", async t => {
+for (const [api, run] of APIS) t.test(`${api}: 'auto' takes posix_spawn unless setsid or rlimits are asked for`, async t => {
   const rows: Array<[Partial<ChildSpec>, string]> = [
     [{}, 'posix_spawn'],
     [{ timeout: 1000, input: 'x', stderr: 'stdout', cwd: '/' }, 'posix_spawn'],
@@ -15,10 +15,10 @@ t.test("'auto' takes posix_spawn unless setsid or rlimits are asked for", async 
     [{ launcher: 'fork' }, 'fork'],
     [{ launcher: 'posix_spawn' }, 'posix_spawn'],
   ]
-  for (const [extra, want] of rows) t.equal(spawnChildSync({ file: 'true', ...extra }).launcher, want, JSON.stringify(extra))
+  for (const [extra, want] of rows) t.equal((await run({ file: 'true', ...extra })).launcher, want, JSON.stringify(extra))
 })
 
-t.test('forcing either path gives the same observable child', async t => {
+for (const [api, run] of APIS) t.test(`${api}: forcing either path gives the same observable child`, async t => {
   const dir = tempDir(t)
   fs.writeFileSync(`${dir}/in`, 'stdin contents\n')
   // The child reports everything a program can observe about how it was started.
@@ -37,8 +37,8 @@ t.test('forcing either path gives the same observable child', async t => {
     file: 'sh', argv0: 'probe', args: ['-c', probe, 'probe', 'a b', 'c'], cwd: dir,
     env: { PATH: process.env.PATH!, LANG: 'C', X: 'y z' }, stdin: { path: `${dir}/in` },
   }
-  const a = spawnChildSync({ ...spec, launcher: 'posix_spawn' })
-  const b = spawnChildSync({ ...spec, launcher: 'fork' })
+  const a = await run({ ...spec, launcher: 'posix_spawn' })
+  const b = await run({ ...spec, launcher: 'fork' })
   t.equal(a.launcher, 'posix_spawn')
   t.equal(b.launcher, 'fork')
   t.equal(a.exitCode, 7)
@@ -49,8 +49,8 @@ t.test('forcing either path gives the same observable child', async t => {
   t.same(strip(a), strip(b), 'same result apart from pid, path, timing and usage')
 })
 
-t.test('rusage mirrors process.resourceUsage() names', async t => {
-  const r = spawnChildSync({ file: 'sh', args: ['-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'] })
+for (const [api, run] of APIS) t.test(`${api}: rusage mirrors process.resourceUsage() names`, async t => {
+  const r = await run({ file: 'sh', args: ['-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'] })
   const names = Object.keys(process.resourceUsage()).sort()
   t.same(Object.keys(r.rusage).sort(), names, 'the same field names')
   t.ok(r.rusage.userCPUTime + r.rusage.systemCPUTime > 0, 'CPU time of the child (microseconds)')

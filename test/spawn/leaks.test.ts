@@ -1,7 +1,7 @@
 // No fds, zombies or memory leak: 10,000 spawns of mixed kinds leave the fd count and the child
 // list as they were.
 import t from 'tap'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { spawnChild, spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { childPids, openFds } from '../helpers.js'
 
 const kinds: ChildSpec[] = [
@@ -32,4 +32,22 @@ t.test('10,000 spawns', async t => {
   t.same(childPids(), childrenBefore, 'no children left behind (no zombies)')
   const growthMiB = (process.memoryUsage().rss - rssBefore) / 1048576
   t.ok(growthMiB < 40, `RSS growth ${growthMiB.toFixed(1)} MiB over 10,000 spawns`)
+})
+
+t.test('5,000 async spawns, 32 in flight', async t => {
+  await Promise.all(kinds.map(k => spawnChild(k)))
+  const fdsBefore = openFds()
+  const childrenBefore = childPids()
+  let next = 0
+  let failures = 0
+  const worker = async () => {
+    while (next < 5000) {
+      const r = await spawnChild(kinds[next++ % kinds.length])
+      if (r.pid === 0 && r.spawnError === null) failures++
+    }
+  }
+  await Promise.all(Array.from({ length: 32 }, worker))
+  t.equal(failures, 0)
+  t.same(openFds(), fdsBefore, 'same open fds')
+  t.same(childPids(), childrenBefore, 'no children left behind (no zombies)')
 })

@@ -2,8 +2,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { decodeWaitStatus, spawnChildSync, signalName, signalNumber } from '../../lib/index.js'
-import { LAUNCHERS, tempDir } from '../helpers.js'
+import { decodeWaitStatus, signalName, signalNumber } from '../../lib/index.js'
+import { APIS, LAUNCHERS, tempDir } from '../helpers.js'
 
 t.test('decodeWaitStatus table', async t => {
   const rows: Array<[number, unknown]> = [
@@ -43,8 +43,8 @@ t.test('signal table', async t => {
   t.match(signalName(34), /^SIGRT/)
 })
 
-for (const launcher of LAUNCHERS) {
-  t.test(`signals through ${launcher}`, async t => {
+for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
+  t.test(`${api}: signals through ${launcher}`, async t => {
     const rows: Array<[string, string, string]> = [
       ['TERM', 'SIGTERM', 'Terminated'],
       ['KILL', 'SIGKILL', 'Killed'],
@@ -53,7 +53,7 @@ for (const launcher of LAUNCHERS) {
       ['PIPE', 'SIGPIPE', 'Broken pipe'],
     ]
     for (const [sig, name, text] of rows) {
-      const r = spawnChildSync({ file: 'sh', args: ['-c', `kill -${sig} $$`], launcher })
+      const r = await run({ file: 'sh', args: ['-c', `kill -${sig} $$`], launcher })
       t.equal(r.exitCode, null, `${sig}: exitCode null`)
       t.equal(r.signal, name, `${sig}: signal`)
       t.equal(r.coreDumped, false, `${sig}: no core`)
@@ -63,17 +63,17 @@ for (const launcher of LAUNCHERS) {
     }
   })
 
-  t.test(`core dumps through ${launcher}`, async t => {
+  t.test(`${api}: core dumps through ${launcher}`, async t => {
     const dir = tempDir(t)
     const pattern = fs.readFileSync('/proc/sys/kernel/core_pattern', 'utf8').trim()
     // posix_spawn cannot set rlimits, so there the child raises its own soft limit.
     const dumped = launcher === 'fork'
-      ? spawnChildSync({ file: 'sh', args: ['-c', 'kill -SEGV $$'], cwd: dir, rlimits: { core: 'unlimited' }, launcher })
-      : spawnChildSync({ file: 'sh', args: ['-c', 'ulimit -c unlimited; kill -SEGV $$'], cwd: dir, launcher })
+      ? await run({ file: 'sh', args: ['-c', 'kill -SEGV $$'], cwd: dir, rlimits: { core: 'unlimited' }, launcher })
+      : await run({ file: 'sh', args: ['-c', 'ulimit -c unlimited; kill -SEGV $$'], cwd: dir, launcher })
     t.equal(dumped.signal, 'SIGSEGV')
     t.equal(dumped.coreDumped, true, `core written (core_pattern ${JSON.stringify(pattern)})`)
     t.equal(dumped.diagnostic, 'Segmentation fault (core dumped)')
-    const none = spawnChildSync({ file: 'sh', args: ['-c', 'ulimit -c 0; kill -SEGV $$'], cwd: dir, launcher })
+    const none = await run({ file: 'sh', args: ['-c', 'ulimit -c 0; kill -SEGV $$'], cwd: dir, launcher })
     t.equal(none.signal, 'SIGSEGV')
     t.equal(none.coreDumped, false)
     t.equal(none.diagnostic, 'Segmentation fault')

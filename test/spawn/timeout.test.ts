@@ -1,12 +1,11 @@
 // Timeouts: SIGALRM at the deadline, kill, reap; escalation; the "wouldn't die" path; whole
 // process groups with setsid. Run through both launch paths.
 import t from 'tap'
-import { spawnChildSync } from '../../lib/index.js'
-import { LAUNCHERS, eventually, processState } from '../helpers.js'
+import { APIS, LAUNCHERS, eventually, processState } from '../helpers.js'
 
-for (const launcher of LAUNCHERS) {
-  t.test(`deadline kills and reaps (${launcher})`, async t => {
-    const r = spawnChildSync({ file: 'sleep', args: ['10'], timeout: 150, launcher })
+for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
+  t.test(`deadline kills and reaps (${api}, ${launcher})`, async t => {
+    const r = await run({ file: 'sleep', args: ['10'], timeout: 150, launcher })
     t.equal(r.timedOut, true)
     t.equal(r.signal, 'SIGKILL', 'killed with SIGKILL, as the seed')
     t.equal(r.exitCode, null)
@@ -16,29 +15,29 @@ for (const launcher of LAUNCHERS) {
     t.equal(processState(r.pid), 'gone', 'reaped: no zombie')
   })
 
-  t.test(`a child that finishes in time is not timed out (${launcher})`, async t => {
-    const r = spawnChildSync({ file: 'sh', args: ['-c', 'echo done'], timeout: 10000, launcher })
+  t.test(`a child that finishes in time is not timed out (${api}, ${launcher})`, async t => {
+    const r = await run({ file: 'sh', args: ['-c', 'echo done'], timeout: 10000, launcher })
     t.equal(r.timedOut, false)
     t.equal(r.exitCode, 0)
     t.equal(r.diagnostic, '')
     t.equal(r.stdout.toString(), 'done\n')
   })
 
-  t.test(`millisecond precision, not alarm()'s seconds (${launcher})`, async t => {
+  t.test(`millisecond precision, not alarm()'s seconds (${api}, ${launcher})`, async t => {
     // With alarm(2) any timeout under a second would round to 0 (no alarm) or 1 s.
-    const r = spawnChildSync({ file: 'sleep', args: ['5'], timeout: 30, launcher })
+    const r = await run({ file: 'sleep', args: ['5'], timeout: 30, launcher })
     t.equal(r.timedOut, true)
     t.ok(r.durationMs >= 30, 'deadline respected')
     t.ok(r.durationMs < 4000, `killed long before the child's own end (${r.durationMs.toFixed(1)} ms)`)
   })
 
-  t.test(`killSignal and forceKillAfterDelay (${launcher})`, async t => {
-    const term = spawnChildSync({ file: 'sleep', args: ['10'], timeout: 50, killSignal: 'SIGTERM', launcher })
+  t.test(`killSignal and forceKillAfterDelay (${api}, ${launcher})`, async t => {
+    const term = await run({ file: 'sleep', args: ['10'], timeout: 50, killSignal: 'SIGTERM', launcher })
     t.equal(term.signal, 'SIGTERM')
     t.equal(term.timedOut, true)
     t.equal(term.diagnostic, 'Child timed out')
     // A child that ignores SIGTERM: SIGKILL follows after the delay.
-    const stubborn = spawnChildSync({
+    const stubborn = await run({
       file: 'sh', args: ['-c', 'trap "" TERM; while :; do sleep 0.05; done'], setsid: true,
       timeout: 50, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher: launcher === 'fork' ? 'fork' : 'auto',
     })
@@ -47,9 +46,9 @@ for (const launcher of LAUNCHERS) {
     t.ok(stubborn.durationMs >= 150, 'SIGKILL came after the delay')
   })
 
-  t.test(`wouldn't die: reported after the grace period, reaped later (${launcher})`, async t => {
+  t.test(`wouldn't die: reported after the grace period, reaped later (${api}, ${launcher})`, async t => {
     // A stopped child does not act on SIGTERM: it stands in for one stuck in uninterruptible sleep.
-    const r = spawnChildSync({
+    const r = await run({
       file: 'sh', args: ['-c', 'kill -STOP $$'], timeout: 50, killSignal: 'SIGTERM', graceTimeout: 200, launcher,
     })
     t.equal(r.timedOut, true)
@@ -61,9 +60,9 @@ for (const launcher of LAUNCHERS) {
   })
 }
 
-t.test('setsid: the kill reaches the whole process group', async t => {
+for (const [api, run] of APIS) t.test(`${api}: setsid: the kill reaches the whole process group`, async t => {
   // The grandchild prints its pid; on timeout the group kill must take it too.
-  const r = spawnChildSync({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], setsid: true, timeout: 200 })
+  const r = await run({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], setsid: true, timeout: 200 })
   t.equal(r.launcher, 'fork')
   t.equal(r.timedOut, true)
   const grandchild = Number(r.stdout.toString().trim())
@@ -71,15 +70,15 @@ t.test('setsid: the kill reaches the whole process group', async t => {
   t.ok(await eventually(() => processState(grandchild) !== 'alive'), 'grandchild killed with the group')
 
   // Without setsid only the child is killed: the grandchild survives (so the test above can fail).
-  const lone = spawnChildSync({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 200 })
+  const lone = await run({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 200 })
   const survivor = Number(lone.stdout.toString().trim())
   t.equal(processState(survivor), 'alive', 'without setsid the grandchild survives')
   process.kill(survivor, 'SIGKILL')
 })
 
-t.test('setsid puts the child in a new session and group', async t => {
+for (const [api, run] of APIS) t.test(`${api}: setsid puts the child in a new session and group`, async t => {
   for (const launcher of LAUNCHERS) {
-    const r = spawnChildSync({ file: 'sh', args: ['-c', 'echo $$; ps -o sid= -o pgid= -p $$'], setsid: true, launcher })
+    const r = await run({ file: 'sh', args: ['-c', 'echo $$; ps -o sid= -o pgid= -p $$'], setsid: true, launcher })
     const [pid, sid, pgid] = r.stdout.toString().trim().split(/\s+/).map(Number)
     t.equal(sid, pid, `${launcher}: session id is the child's pid`)
     t.equal(pgid, pid, `${launcher}: process group id is the child's pid`)

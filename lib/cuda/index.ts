@@ -1,0 +1,79 @@
+// tileharness/cuda: the ptxas and nvdisasm adapters, knob files and toolkit discovery, built on
+// the subprocess harness in ../spawn. Specification: seeds 000-002 and the measured ptxas 13.0
+// facts in ../shared/seeds/README.md.
+
+export { invalidType, invalidValue, outOfRange, type CudaErrorCode, type CudaRangeError, type CudaTypeError } from './errors.js'
+export { splitCommand, quoteForSplit } from './split-command.js'
+export {
+  resolveCudaRoot,
+  findTool,
+  searchPath,
+  CUDA_ROOT_VARIABLES,
+  type CudaRoot,
+  type CudaRootVariable,
+  type CudaTool,
+  type Env,
+  type ToolLocation,
+} from './toolkit.js'
+export {
+  parseKnobFile,
+  validateKnobFile,
+  KnobFileError,
+  KNOB_MESSAGES,
+  KNOB_TYPES,
+  KNOBS_HEADER,
+  type KnobCommand,
+  type KnobErrorCode,
+  type KnobFile,
+  type KnobType,
+  type KnobValue,
+  type ParseKnobOptions,
+} from './knobs.js'
+export {
+  buildPtxasArgv,
+  buildBasePtxOptions,
+  knobsFileFromEnv,
+  ptxFitsInArgv,
+  MAX_ARG_STRLEN,
+  DEFAULT_OPT_LEVEL,
+  type PtxasArgvOptions,
+} from './ptxas-argv.js'
+export { cubinExtent, splitMergedOutput, ELF_MAGIC, EM_CUDA, type SplitOutput } from './merged-output.js'
+export { decodeToolResult, type ToolStatus, type ToolVerdict } from './tool-status.js'
+export {
+  runPtxas,
+  runPtxasAsync,
+  interpretPtxasResult,
+  ptxasChildSpec,
+  PTXAS_OUTPUT,
+  DEFAULT_PTXAS_TIMEOUT_MS,
+  type InputRoute,
+  type PtxasRun,
+  type PtxasStatus,
+  type RunPtxasOptions,
+} from './ptxas.js'
+export {
+  probePtxas,
+  clearPtxasProbeCache,
+  parsePtxasHelp,
+  parsePtxasVersion,
+  parsePtxasVersionList,
+  PtxasProbeError,
+  type ProbePtxasOptions,
+  type PtxasOption,
+  type PtxasProbe,
+} from './probe.js'
+export {
+  dumpSass,
+  dumpSassAsync,
+  buildNvdisasmArgv,
+  interpretDumpResult,
+  DEFAULT_DUMP_SASS_COMMAND,
+  DEFAULT_DUMP_SASS_TIMEOUT_MS,
+  EMPTY_DUMP_SASS_COMMAND,
+  NVDISASM_FLAG_BLOCK,
+  NVDISASM_SANITIZE_TAIL,
+  type DumpSassOptions,
+  type NvdisasmArgvOptions,
+  type SassDump,
+} from './nvdisasm.js'

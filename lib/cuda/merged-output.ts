@@ -1,0 +1,89 @@
+// Finding the cubin in ptxas's output. With the seed's stderr merge (dup2(stdout, stderr)) the
+// cubin and any diagnostic text share one buffer: ptxas prints warnings while it compiles and
+// writes the cubin at the end, so a merged buffer looks like `<warnings><ELF>[<more text>]`.
+// The seed tells them apart "by inspecting the leading bytes for the ELF magic"; we look for the
+// magic anywhere, and accept it only where a whole, well-formed ELF64 cubin header, section table
+// and program header table fit, so stray text can't be taken for a cubin or cut one short.
+
+export const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46])
+/** e_machine of a cubin. */
+export const EM_CUDA = 190
+
+const ELFCLASS64 = 2
+const ELFDATA2LSB = 1
+const EV_CURRENT = 1
+const EHDR_SIZE = 64
+const SHDR_SIZE = 64
+const PHDR_SIZE = 56
+const SHT_NOBITS = 8
+
+/**
+ * Length in bytes of the ELF64 little-endian EM_CUDA object starting at `at`, or -1 when what
+ * starts there is not one that fits in `buffer`. The length is the furthest byte any header,
+ * table, section or segment claims, which for a ptxas cubin is the whole file.
+ */
+export function cubinExtent(buffer: Uint8Array, at = 0): number {
+  const b = Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+  const avail = b.length - at
+  if (at < 0 || avail < EHDR_SIZE) return -1
+  if (!b.subarray(at, at + 4).equals(ELF_MAGIC)) return -1
+  if (b[at + 4] !== ELFCLASS64 || b[at + 5] !== ELFDATA2LSB || b[at + 6] !== EV_CURRENT) return -1
+  if (b.readUInt16LE(at + 18) !== EM_CUDA || b.readUInt32LE(at + 20) !== EV_CURRENT) return -1
+  if (b.readUInt16LE(at + 52) !== EHDR_SIZE) return -1
+  const phoff = offset(b.readBigUInt64LE(at + 32))
+  const shoff = offset(b.readBigUInt64LE(at + 40))
+  const phentsize = b.readUInt16LE(at + 54)
+  const phnum = b.readUInt16LE(at + 56)
+  const shentsize = b.readUInt16LE(at + 58)
+  const shnum = b.readUInt16LE(at + 60)
+  const shstrndx = b.readUInt16LE(at + 62)
+  if (shnum === 0 || shentsize !== SHDR_SIZE || shstrndx >= shnum) return -1
+  if (phnum > 0 && phentsize !== PHDR_SIZE) return -1
+
+  let extent = EHDR_SIZE
+  const claim = (start: number, length: number): boolean => {
+    if (start < 0 || length < 0 || start + length > avail) return false
+    extent = Math.max(extent, start + length)
+    return true
+  }
+  if (!claim(shoff, shnum * SHDR_SIZE)) return -1
+  if (phnum > 0 && !claim(phoff, phnum * PHDR_SIZE)) return -1
+  for (let i = 0; i < shnum; i++) {
+    const sh = at + shoff + i * SHDR_SIZE
+    if (b.readUInt32LE(sh + 4) === SHT_NOBITS) continue
+    if (!claim(offset(b.readBigUInt64LE(sh + 24)), offset(b.readBigUInt64LE(sh + 32)))) return -1
+  }
+  for (let i = 0; i < phnum; i++) {
+    const ph = at + phoff + i * PHDR_SIZE
+    if (!claim(offset(b.readBigUInt64LE(ph + 8)), offset(b.readBigUInt64LE(ph + 32)))) return -1
+  }
+  return extent
+}
+
+export interface SplitOutput {
+  /** The cubin, or null when the buffer holds none. */
+  cubin: Buffer | null
+  /** Everything that is not the cubin, in order, byte for byte: the text before and after it. */
+  diagnostics: Buffer
+  /** Where the cubin started in the buffer; -1 when there is none. */
+  cubinOffset: number
+}
+
+/** Split a merged stdout+stderr buffer into the cubin (the first valid one) and the text around it. */
+export function splitMergedOutput(buffer: Buffer): SplitOutput {
+  for (let at = buffer.indexOf(ELF_MAGIC); at >= 0; at = buffer.indexOf(ELF_MAGIC, at + 1)) {
+    const length = cubinExtent(buffer, at)
+    if (length < 0) continue
+    return {
+      cubin: Buffer.from(buffer.subarray(at, at + length)),
+      diagnostics: Buffer.concat([buffer.subarray(0, at), buffer.subarray(at + length)]),
+      cubinOffset: at,
+    }
+  }
+  return { cubin: null, diagnostics: Buffer.from(buffer), cubinOffset: -1 }
+}
+
+/** A 64-bit file offset as a number; anything past 2^53 can't fit a Buffer anyway. */
+function offset(value: bigint): number {
+  return value > BigInt(Number.MAX_SAFE_INTEGER) ? -1 : Number(value)
+}

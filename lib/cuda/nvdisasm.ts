@@ -1,0 +1,202 @@
+// The SASS dump adapter (seed 000, "nvdisasm driver") and tileiras's own nvdisasm argv
+// ("nvdisasm command-line construction").
+//
+// dumpSass splits its command string into argv words (the first one resolves through PATH),
+// writes the cubin to a private temp file, appends that file's path as the last argv element,
+// runs the command, captures stdout, and removes the temp file on every path. A cubin path given
+// by the caller is used as is and stays the caller's. A failing dump command is a compile
+// failure: its stderr is surfaced verbatim.
+
+import { spawnChild, spawnChildSync } from '../spawn/index.js'
+import type { ChildResult, ChildSpec } from '../spawn/types.js'
+import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { splitCommand } from './split-command.js'
+import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
+import { decodeToolResult, type ToolStatus } from './tool-status.js'
+
+/** The seed's documented default dumpSassCommand. */
+export const DEFAULT_DUMP_SASS_COMMAND = 'nvdisasm -c'
+
+/** The seed's error for a command that splits into nothing, verbatim. */
+export const EMPTY_DUMP_SASS_COMMAND = 'Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.'
+
+/** tileiras's flag block (rodata 0x57BB97): five bytes, one argv element. */
+export const NVDISASM_FLAG_BLOCK = '-uumn'
+
+/**
+ * The sanitize=memcheck tail (rodata 0x57BB9C), one argv element, leading space included. The
+ * seed calls it 41 bytes: 40 characters plus the NUL that ends it in rodata.
+ */
+export const NVDISASM_SANITIZE_TAIL = ' -sanitize=memcheck -g-tmem-access-check'
+
+/** A dump that runs longer than this is stuck, not busy. */
+export const DEFAULT_DUMP_SASS_TIMEOUT_MS = 5 * 60 * 1000
+
+export interface NvdisasmArgvOptions {
+  /** 'memcheck' (the seed's sanitize == 1, its only mode) adds the sanitize tail. */
+  sanitize?: 'memcheck' | 'none'
+}
+
+/** tileiras's nvdisasm argv: ['nvdisasm', '-c', '-uumn'] plus the sanitize tail for memcheck. */
+export function buildNvdisasmArgv(options: NvdisasmArgvOptions = {}): string[] {
+  requireObject('options', options)
+  const sanitize = options.sanitize ?? 'none'
+  if (sanitize !== 'memcheck' && sanitize !== 'none') throw invalidValue('sanitize', "sanitize must be 'memcheck' or 'none'")
+  const argv = ['nvdisasm', '-c', NVDISASM_FLAG_BLOCK]
+  if (sanitize === 'memcheck') argv.push(NVDISASM_SANITIZE_TAIL)
+  return argv
+}
+
+export interface DumpSassOptions {
+  /** The dumpSassCommand, split with splitCommand; default 'nvdisasm -c'. */
+  command?: string
+  /** The temp cubin is named <inputBaseName>.cubin; default 'module'. */
+  inputBaseName?: string
+  /** An existing cubin to dump instead of writing one; never removed. */
+  cubinPath?: string
+  /** The child's environment; default: inherited unchanged. */
+  env?: Record<string, string | undefined>
+  /** Milliseconds, 0 = none; default DEFAULT_DUMP_SASS_TIMEOUT_MS. */
+  timeout?: number
+  /** Directory that holds the private temp directory; default os.tmpdir(). */
+  tempRoot?: string
+  maxBuffer?: number
+  /** dumpSassAsync only: aborting kills the command; the result's status is then 'aborted'. */
+  signal?: AbortSignal
+}
+
+export interface SassDump {
+  status: ToolStatus
+  ok: boolean
+  /** The command's stdout, as UTF-8 text; '' unless ok. */
+  sass: string
+  /** The command's stderr, verbatim, as UTF-8 text. */
+  diagnostics: string
+  diagnosticBytes: Buffer
+  /** The harness's or our one-line verdict; '' on success. */
+  message: string
+  exitCode: number | null
+  /** The argv that ran, the cubin path last. */
+  argv: string[]
+  result: ChildResult
+}
+
+/** Dump a cubin's SASS. Throws only for bad input (TypeError/RangeError). */
+export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): SassDump {
+  const plan = planDump(cubin, options, 'sync')
+  let temp: PrivateTempFile | null = null
+  try {
+    temp = cubinFile(plan)
+    const argv = dumpArgv(plan, temp)
+    return interpretDumpResult(spawnChildSync(dumpChildSpec(argv, plan)), argv)
+  } finally {
+    if (temp !== null) removePrivateTempFile(temp)
+  }
+}
+
+/** dumpSass on the event loop; the temp cubin outlives the child and no longer. */
+export async function dumpSassAsync(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): Promise<SassDump> {
+  const plan = planDump(cubin, options, 'async')
+  let temp: PrivateTempFile | null = null
+  try {
+    temp = cubinFile(plan)
+    const argv = dumpArgv(plan, temp)
+    return interpretDumpResult(await spawnChild(dumpChildSpec(argv, plan)), argv)
+  } finally {
+    if (temp !== null) removePrivateTempFile(temp)
+  }
+}
+
+interface DumpPlan {
+  words: string[]
+  cubin: Uint8Array | null
+  cubinPath: string | undefined
+  inputBaseName: string
+  tempRoot: string | undefined
+  timeout: number
+  env: Record<string, string | undefined> | undefined
+  maxBuffer: number | undefined
+  signal: AbortSignal | undefined
+}
+
+/** All option checking, in one place, before anything is created or started. */
+function planDump(cubin: Uint8Array | null | undefined, options: DumpSassOptions, api: 'sync' | 'async'): DumpPlan {
+  requireObject('options', options)
+  const command = requireString('command', options.command ?? DEFAULT_DUMP_SASS_COMMAND)
+  const words = splitCommand(command, 'command')
+  if (words.length === 0) throw invalidValue('command', EMPTY_DUMP_SASS_COMMAND)
+  if (words[0] === '') throw invalidValue('command', 'command must not start with an empty word')
+  const timeout = requireTimeout(options.timeout ?? DEFAULT_DUMP_SASS_TIMEOUT_MS)
+  const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
+  if (options.tempRoot !== undefined) requireString('tempRoot', options.tempRoot)
+  if (options.env !== undefined) requireObject('env', options.env)
+  if (options.signal !== undefined) {
+    if (api === 'sync') throw invalidValue('signal', 'signal is for dumpSassAsync: dumpSass cannot be cancelled')
+    if (!(options.signal instanceof AbortSignal)) throw invalidType('signal', 'signal must be an AbortSignal')
+  }
+  const cubinPath = options.cubinPath
+  if (cubinPath !== undefined) {
+    if (requireNoNul('cubinPath', requireString('cubinPath', cubinPath)) === '') throw invalidValue('cubinPath', 'cubinPath must not be empty')
+  } else if (!(cubin instanceof Uint8Array)) {
+    throw invalidType('cubin', 'cubin must be a Buffer or Uint8Array (or give cubinPath)')
+  }
+  return {
+    words,
+    cubin: cubinPath === undefined ? (cubin as Uint8Array) : null,
+    cubinPath,
+    inputBaseName,
+    tempRoot: options.tempRoot,
+    timeout,
+    env: options.env,
+    maxBuffer: options.maxBuffer,
+    signal: options.signal,
+  }
+}
+
+/** The temp cubin, unless the caller gave a path (which stays the caller's). */
+function cubinFile(plan: DumpPlan): PrivateTempFile | null {
+  return plan.cubin === null ? null : createPrivateTempFile(`${plan.inputBaseName}.cubin`, plan.cubin, plan.tempRoot)
+}
+
+/** The command's words with the cubin path as the final argv element. */
+function dumpArgv(plan: DumpPlan, temp: PrivateTempFile | null): string[] {
+  return [...plan.words, temp === null ? (plan.cubinPath as string) : temp.path]
+}
+
+function dumpChildSpec(argv: string[], plan: DumpPlan): ChildSpec {
+  const spec: ChildSpec = {
+    file: argv[0],
+    args: argv.slice(1),
+    stdin: 'closed',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    timeout: plan.timeout,
+    launcher: 'posix_spawn',
+  }
+  if (plan.env !== undefined) spec.env = plan.env
+  if (plan.maxBuffer !== undefined) spec.maxBuffer = plan.maxBuffer
+  if (plan.signal !== undefined) spec.signal = plan.signal
+  return spec
+}
+
+/** Read a finished dump command; a truncated stdout is a failure, never a partial dump. */
+export function interpretDumpResult(result: ChildResult, argv: string[]): SassDump {
+  const tool = argv[0]
+  let { status, message } = decodeToolResult(tool, result)
+  if (status === 'ok' && result.stdoutTruncated) {
+    status = 'failed'
+    message = `${tool} output was larger than maxBuffer`
+  }
+  const ok = status === 'ok'
+  return {
+    status,
+    ok,
+    sass: ok ? result.stdout.toString('utf8') : '',
+    diagnostics: result.stderr.toString('utf8'),
+    diagnosticBytes: result.stderr,
+    message,
+    exitCode: result.exitCode,
+    argv,
+    result,
+  }
+}

@@ -1,0 +1,167 @@
+// What a given ptxas binary is and accepts, asked of the binary itself (--version, --help,
+// --list-version) and cached per binary, so a caller can tell before compiling that, say,
+// `--knobs-file` (which the seed's argv uses) is an unknown option to ptxas 13.0.
+
+import { realpathSync, statSync } from 'node:fs'
+import { spawnChildSync } from '../spawn/index.js'
+import type { ChildResult } from '../spawn/types.js'
+import { invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { findTool, searchPath, type Env } from './toolkit.js'
+
+export interface PtxasOption {
+  /** e.g. '--opt-level'. */
+  long: string
+  /** e.g. '-O'. */
+  short: string
+  /** The argument placeholder as --help shows it (e.g. '<N>'), or null for a switch. */
+  argument: string | null
+}
+
+export interface PtxasProbe {
+  /** The binary that was asked (absolute; symlinks and wrapper scripts are not followed). */
+  path: string
+  /** e.g. '13.0.88' (from "V13.0.88"), or null if --version said no such thing. */
+  version: string | null
+  /** e.g. '13.0' (from "release 13.0"), or null. */
+  release: string | null
+  versionText: string
+  /** The options --help lists, in its order. */
+  options: readonly PtxasOption[]
+  /** The PTX ISA versions --list-version prints, e.g. ['1.0', ..., '9.0']. */
+  ptxIsaVersions: readonly string[]
+  /**
+   * Whether this ptxas knows an option: '--name' is looked up among long names and '-x' among
+   * short ones, as ptxas parses them; a bare 'name' matches either; '=value' is ignored, and so
+   * is a value glued to a one-letter short option that takes one ('-O3', '-m64').
+   */
+  accepts(option: string): boolean
+}
+
+export interface ProbePtxasOptions {
+  /** The ptxas to ask: a path, or a name searched on PATH then <root>/bin; default 'ptxas'. */
+  ptxas?: string
+  /** Environment for the PATH search and the children; default process.env. */
+  env?: Env
+  /** Per child, ms; default 60000. */
+  timeout?: number
+}
+
+/** Raised when the binary exists but does not answer --version / --help usefully. */
+export class PtxasProbeError extends Error {
+  readonly path: string
+  readonly result: ChildResult
+  constructor(path: string, args: string, result: ChildResult) {
+    const why = result.diagnostic || `exit status ${result.exitCode}`
+    super(`${path} ${args} failed: ${why}`)
+    this.name = 'PtxasProbeError'
+    this.path = path
+    this.result = result
+  }
+}
+
+const cache = new Map<string, PtxasProbe>()
+
+/**
+ * Probe a ptxas; returns null when there is none to probe. The answer is cached per binary
+ * (real path, inode, size and mtime), so a ptxas replaced in place is asked again.
+ */
+export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
+  requireObject('options', options)
+  const env = options.env ?? process.env
+  requireObject('env', env)
+  const name = requireNoNul('ptxas', requireString('ptxas', options.ptxas ?? 'ptxas'))
+  if (name === '') throw invalidValue('ptxas', 'ptxas must not be empty')
+  const timeout = requireTimeout(options.timeout ?? 60_000)
+
+  // A path is used as is; the name 'ptxas' is searched on PATH and then in <root>/bin.
+  const path = name === 'ptxas' ? (findTool('ptxas', env)?.path ?? null) : searchPath(name, env)
+  if (path === null) return null
+  const key = binaryKey(path)
+  if (key === null) return null
+  const cached = cache.get(key)
+  if (cached !== undefined) return cached
+
+  const ask = (flag: string): string => {
+    const result = spawnChildSync({
+      file: path,
+      argv0: 'ptxas',
+      args: [flag],
+      env: env as Record<string, string | undefined>,
+      stdin: 'closed',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      timeout,
+      launcher: 'posix_spawn',
+    })
+    if (result.exitCode !== 0) throw new PtxasProbeError(path, flag, result)
+    return result.stdout.toString('utf8')
+  }
+  const versionText = ask('--version')
+  const options_ = parsePtxasHelp(ask('--help'))
+  const ptxIsaVersions = parsePtxasVersionList(ask('--list-version'))
+  const probe = makeProbe({ path, ...parsePtxasVersion(versionText), versionText, options: options_, ptxIsaVersions })
+  cache.set(key, probe)
+  return probe
+}
+
+/** Forget every cached probe (for tests, or after installing a new toolkit). */
+export function clearPtxasProbeCache(): void {
+  cache.clear()
+}
+
+/** "Cuda compilation tools, release 13.0, V13.0.88" → release '13.0', version '13.0.88'. */
+export function parsePtxasVersion(text: string): { version: string | null; release: string | null } {
+  return {
+    version: /\bV(\d+(?:\.\d+)+)\b/.exec(text)?.[1] ?? null,
+    release: /\brelease (\d+\.\d+)\b/.exec(text)?.[1] ?? null,
+  }
+}
+
+/**
+ * The option table of `ptxas --help`: lines of the form
+ *   --opt-level <N>                                     (-O)
+ *   --input-as-string <ptx string>,...                  (-ias)
+ *   --compile-only                                      (-c)
+ */
+export function parsePtxasHelp(text: string): PtxasOption[] {
+  const options: PtxasOption[] = []
+  const line = /^(--[A-Za-z0-9][A-Za-z0-9_-]*)((?:\s+<[^>\n]*>)?(?:,\.\.\.)?)\s+\((-[A-Za-z0-9][A-Za-z0-9_-]*)\)\s*$/gm
+  for (let m = line.exec(text); m !== null; m = line.exec(text)) {
+    const argument = m[2].trim()
+    options.push({ long: m[1], short: m[3], argument: argument === '' ? null : argument })
+  }
+  return options
+}
+
+/** `ptxas --list-version`: one "major.minor" per line. */
+export function parsePtxasVersionList(text: string): string[] {
+  return text.split('\n').map((l) => l.trim()).filter((l) => /^\d+\.\d+$/.test(l))
+}
+
+export function makeProbe(fields: Omit<PtxasProbe, 'accepts'>): PtxasProbe {
+  const longs = new Set(fields.options.map((o) => o.long.slice(2)))
+  const shorts = new Set(fields.options.map((o) => o.short.slice(1)))
+  const gluable = new Set(fields.options.filter((o) => o.argument !== null && o.short.length === 2).map((o) => o.short[1]))
+  return Object.freeze({
+    ...fields,
+    options: Object.freeze(fields.options.map((o) => Object.freeze({ ...o }))),
+    ptxIsaVersions: Object.freeze([...fields.ptxIsaVersions]),
+    accepts(option: string): boolean {
+      requireString('option', option)
+      const name = option.split('=', 1)[0]
+      if (name.startsWith('--')) return longs.has(name.slice(2))
+      if (name.startsWith('-')) return shorts.has(name.slice(1)) || (name.length > 2 && gluable.has(name[1]))
+      return longs.has(name) || shorts.has(name)
+    },
+  })
+}
+
+function binaryKey(path: string): string | null {
+  try {
+    const real = realpathSync(path)
+    const st = statSync(real)
+    return `${real}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,124 @@
+// The ptxas argv (seed 001, "Subprocess argv"), token for token and in its order:
+//
+//   ptxas
+//   [ <module-attribute "ptxas-options" tokens> ]
+//   -arch sm_<NN>
+//   --opt-level <N>
+//   --input-as-string <PTX text>
+//   [ ...basePTXOptions tokens... ]
+//      = " --knobs-file=<PTX_KNOBS_PATH>"          only when MLIR_ENABLE_EVO and PTX_KNOBS_PATH
+//      = " --nv-host=\"<host-code-temp-path>\""    only with a host-code path
+//      = " <basePTXOptions string-attr value>"
+//
+// The base options are one string, split into tokens with the same splitCommand as nvdisasm
+// commands. Two additions the seed does not have, both off unless asked for: `inputFile` puts a
+// PTX file path where `--input-as-string <PTX>` would be (ptxas 13.0 takes its input file as a
+// positional argument), for PTX that does not fit one argv string; `outputFile` appends
+// `-o <file>`, because ptxas 13.0 writes elf.o unless told otherwise.
+
+import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString } from './errors.js'
+import { quoteForSplit, splitCommand } from './split-command.js'
+import type { Env } from './toolkit.js'
+
+/** Linux's cap on one argv or envp string, its NUL included (MAX_ARG_STRLEN = 32 pages). */
+export const MAX_ARG_STRLEN = 131072
+
+/** The ptxas optimisation level when none is given (seed: "default 3"). */
+export const DEFAULT_OPT_LEVEL = 3
+
+/** Real GPU targets only: the seed's `-arch sm_<NN>`, with the a/f variants ptxas 13.0 knows. */
+const GPU_NAME = /^sm_[1-9][0-9]*[af]?$/
+
+export interface PtxasArgvOptions {
+  /** -arch value, e.g. 'sm_100'. */
+  gpuName: string
+  /** --opt-level value; default 3. */
+  optLevel?: number
+  /** The PTX text, passed as one argv token after --input-as-string. */
+  ptx?: string
+  /** Instead of `ptx`: a PTX file path, passed as a positional argument. */
+  inputFile?: string
+  /** The module's "ptxas-options" attribute: tokens, or one string split with splitCommand. */
+  ptxasOptions?: readonly string[] | string
+  /** Host-code path for --nv-host; the option is left out when absent. */
+  hostCodePath?: string
+  /** The basePTXOptions string attribute, appended after a space and split. */
+  basePtxOptions?: string
+  /** Consulted for MLIR_ENABLE_EVO and PTX_KNOBS_PATH only; default process.env. */
+  env?: Env
+  /** Appends `-o <outputFile>` (not in the seed argv). */
+  outputFile?: string
+}
+
+/**
+ * The knobs file ptxas is to get, or null. The gate is an AND: both variables must be set (to
+ * anything, the empty string included, as getenv sees it); either one alone does nothing.
+ */
+export function knobsFileFromEnv(env: Env = process.env): string | null {
+  const evo = env.MLIR_ENABLE_EVO
+  const path = env.PTX_KNOBS_PATH
+  return evo !== undefined && path !== undefined ? path : null
+}
+
+/**
+ * The seed's base-options string: ` --knobs-file=<path>` (gated), ` --nv-host="<path>"`, then
+ * ` <basePtxOptions>`.
+ */
+export function buildBasePtxOptions(options: Pick<PtxasArgvOptions, 'hostCodePath' | 'basePtxOptions' | 'env'> = {}): string {
+  const env = options.env ?? process.env
+  requireObject('env', env)
+  let base = ''
+  const knobs = knobsFileFromEnv(env)
+  if (knobs !== null) {
+    // The seed writes this path unquoted. That is the same string for any ordinary path; a path
+    // with blanks, quotes or backslashes is quoted, or it would reach ptxas split into pieces.
+    base += ` --knobs-file=${/[\s'"\\]/.test(knobs) ? quoteForSplit(knobs) : knobs}`
+  }
+  if (options.hostCodePath !== undefined) {
+    base += ` --nv-host=${quoteForSplit(requireString('hostCodePath', options.hostCodePath))}`
+  }
+  base += ` ${options.basePtxOptions === undefined ? '' : requireString('basePtxOptions', options.basePtxOptions)}`
+  return base
+}
+
+/** The full ptxas argv, argv[0] = 'ptxas' included. */
+export function buildPtxasArgv(options: PtxasArgvOptions): string[] {
+  requireObject('options', options)
+  const gpuName = requireString('gpuName', options.gpuName)
+  if (!GPU_NAME.test(gpuName)) throw invalidValue('gpuName', `gpuName must look like sm_100 (got ${JSON.stringify(gpuName)})`)
+  const optLevel = options.optLevel ?? DEFAULT_OPT_LEVEL
+  if (typeof optLevel !== 'number' || !Number.isInteger(optLevel)) throw invalidType('optLevel', 'optLevel must be an integer')
+  if (optLevel < 0 || optLevel > 0x7fffffff) throw outOfRange('optLevel', 'optLevel must be an integer from 0 to 2147483647')
+
+  const argv = ['ptxas', ...ptxasOptionTokens(options.ptxasOptions), '-arch', gpuName, '--opt-level', String(optLevel)]
+  if (options.ptx !== undefined && options.inputFile !== undefined) {
+    throw invalidType('ptx', 'give either ptx or inputFile, not both')
+  }
+  if (options.ptx !== undefined) {
+    argv.push('--input-as-string', requireNoNul('ptx', requireString('ptx', options.ptx)))
+  } else if (options.inputFile !== undefined) {
+    argv.push(requireNoNul('inputFile', requireString('inputFile', options.inputFile)))
+  } else {
+    throw invalidType('ptx', 'ptx (or inputFile) is required')
+  }
+  argv.push(...splitCommand(buildBasePtxOptions(options), 'basePtxOptions'))
+  if (options.outputFile !== undefined) {
+    argv.push('-o', requireNoNul('outputFile', requireString('outputFile', options.outputFile)))
+  }
+  return argv
+}
+
+/** Whether a PTX text fits in one argv string (MAX_ARG_STRLEN counts the terminating NUL). */
+export function ptxFitsInArgv(ptx: string): boolean {
+  return Buffer.byteLength(ptx, 'utf8') + 1 <= MAX_ARG_STRLEN
+}
+
+function ptxasOptionTokens(value: PtxasArgvOptions['ptxasOptions']): string[] {
+  if (value === undefined) return []
+  if (typeof value === 'string') return splitCommand(value, 'ptxasOptions')
+  if (!Array.isArray(value)) throw invalidType('ptxasOptions', 'ptxasOptions must be a string or an array of strings')
+  return value.map((token: unknown) => {
+    if (typeof token !== 'string') throw invalidType('ptxasOptions', 'ptxasOptions must be a string or an array of strings')
+    return requireNoNul('ptxasOptions', token)
+  })
+}

@@ -1,0 +1,241 @@
+// The ptxas adapter (seed 001, "Subprocess construction"): the PTX goes out on the command line,
+// the cubin comes back through the child's stdout pipe, and ptxas's stderr is kept verbatim.
+//
+// The child is started the way the seed says: the posix_spawn fast path (no setsid, no rlimits),
+// stdin closed, the environment inherited unchanged unless the caller passes one, and a timeout.
+// Two measured facts about ptxas 13.0 shape the rest:
+//   - it writes its cubin to elf.o unless given -o, so we append `-o /dev/stdout`, which works
+//     because the harness gives the child a real pipe (pipe2), not a socket;
+//   - one argv string is capped at MAX_ARG_STRLEN, so PTX too big for --input-as-string is
+//     written to a private temp file and passed as ptxas's positional input file instead of
+//     failing with E2BIG. `inputRoute` in the result says which way it went.
+
+import { spawnChild, spawnChildSync } from '../spawn/index.js'
+import type { ChildResult, ChildSpec } from '../spawn/types.js'
+import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { validateKnobFile } from './knobs.js'
+import { splitMergedOutput, cubinExtent } from './merged-output.js'
+import { buildPtxasArgv, knobsFileFromEnv, ptxFitsInArgv, type PtxasArgvOptions } from './ptxas-argv.js'
+import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
+import { decodeToolResult, type ToolStatus } from './tool-status.js'
+
+/** Where ptxas is told to write its cubin: our end of the stdout pipe. */
+export const PTXAS_OUTPUT = '/dev/stdout'
+
+/** A wedged ptxas must not hang a build forever; big kernels can legitimately take minutes. */
+export const DEFAULT_PTXAS_TIMEOUT_MS = 10 * 60 * 1000
+
+export type InputRoute = 'argv' | 'file'
+
+export interface RunPtxasOptions extends Omit<PtxasArgvOptions, 'ptx' | 'inputFile' | 'outputFile'> {
+  /** The program to start; default 'ptxas', found by the harness on the child's PATH. */
+  ptxas?: string
+  /** The child's environment (and the one the knob gate reads); default: inherited unchanged. */
+  env?: Record<string, string | undefined>
+  /** Milliseconds, 0 = none; default DEFAULT_PTXAS_TIMEOUT_MS. */
+  timeout?: number
+  /** The seed's shape: stderr merged into stdout with dup2, one buffer to split. Default false. */
+  mergeStderr?: boolean
+  /** 'auto' (default): argv when the PTX fits in one argv string, else a temp file. */
+  inputRoute?: 'auto' | InputRoute
+  /** Name of the temp PTX file (plus '.ptx') on the file route; default 'module'. */
+  inputBaseName?: string
+  /** Directory that holds the private temp directory; default os.tmpdir(). */
+  tempRoot?: string
+  /** Parse the knobs file (when the MLIR_ENABLE_EVO/PTX_KNOBS_PATH gate forwards one) before spawning. */
+  validateKnobs?: boolean
+  /** Bytes of output kept (passed to the harness). */
+  maxBuffer?: number
+  /** runPtxasAsync only: aborting kills ptxas; the result's status is then 'aborted'. */
+  signal?: AbortSignal
+}
+
+export type PtxasStatus = ToolStatus | 'no-cubin'
+
+export interface PtxasRun {
+  status: PtxasStatus
+  ok: boolean
+  /** The cubin, only when ptxas exited 0 and wrote a whole one; never partial. */
+  cubin: Buffer | null
+  /** ptxas's stderr (in merged mode: the text around the cubin), verbatim, as UTF-8 text. */
+  diagnostics: string
+  /** The same bytes as `diagnostics`, undecoded. */
+  diagnosticBytes: Buffer
+  /** The harness's or our one-line verdict; '' on success. */
+  message: string
+  exitCode: number | null
+  inputRoute: InputRoute
+  /** The argv ptxas got (argv[0] = 'ptxas'). */
+  argv: string[]
+  result: ChildResult
+}
+
+/** Compile PTX text with ptxas. Throws only for bad input (TypeError/RangeError, KnobFileError). */
+export function runPtxas(ptx: string, options: RunPtxasOptions): PtxasRun {
+  const plan = planPtxas(ptx, options, 'sync')
+  let temp: PrivateTempFile | null = null
+  try {
+    temp = ptxInputFile(plan, ptx)
+    const argv = ptxasArgv(plan, ptx, temp)
+    return interpretPtxasResult(spawnChildSync(ptxasChildSpec(argv, plan)), { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr })
+  } finally {
+    if (temp !== null) removePrivateTempFile(temp)
+  }
+}
+
+/** runPtxas on the event loop; the temp file, if any, outlives the child and no longer. */
+export async function runPtxasAsync(ptx: string, options: RunPtxasOptions): Promise<PtxasRun> {
+  const plan = planPtxas(ptx, options, 'async')
+  let temp: PrivateTempFile | null = null
+  try {
+    temp = ptxInputFile(plan, ptx)
+    const argv = ptxasArgv(plan, ptx, temp)
+    const result = await spawnChild(ptxasChildSpec(argv, plan))
+    return interpretPtxasResult(result, { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr })
+  } finally {
+    if (temp !== null) removePrivateTempFile(temp)
+  }
+}
+
+function ptxInputFile(plan: PtxasPlan, ptx: string): PrivateTempFile | null {
+  return plan.inputRoute === 'file' ? createPrivateTempFile(`${plan.inputBaseName}.ptx`, ptx, plan.tempRoot) : null
+}
+
+function ptxasArgv(plan: PtxasPlan, ptx: string, temp: PrivateTempFile | null): string[] {
+  return buildPtxasArgv({ ...plan.argvOptions, ...(temp === null ? { ptx } : { inputFile: temp.path }) })
+}
+
+interface PtxasPlan {
+  argvOptions: PtxasArgvOptions
+  inputRoute: InputRoute
+  inputBaseName: string
+  tempRoot: string | undefined
+  program: string
+  env: Record<string, string | undefined> | undefined
+  timeout: number
+  mergeStderr: boolean
+  maxBuffer: number | undefined
+  signal: AbortSignal | undefined
+}
+
+/** All option checking, in one place, before anything is created or started. */
+function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async'): PtxasPlan {
+  requireNoNul('ptx', requireString('ptx', ptx))
+  requireObject('options', options)
+  const route = options.inputRoute ?? 'auto'
+  if (route !== 'auto' && route !== 'argv' && route !== 'file') {
+    throw invalidValue('inputRoute', "inputRoute must be 'auto', 'argv' or 'file'")
+  }
+  const inputRoute: InputRoute = route === 'auto' ? (ptxFitsInArgv(ptx) ? 'argv' : 'file') : route
+  const program = options.ptxas ?? 'ptxas'
+  if (requireNoNul('ptxas', requireString('ptxas', program)) === '') throw invalidValue('ptxas', 'ptxas must not be empty')
+  const timeout = requireTimeout(options.timeout ?? DEFAULT_PTXAS_TIMEOUT_MS)
+  if (options.tempRoot !== undefined) requireString('tempRoot', options.tempRoot)
+  if (options.env !== undefined) requireObject('env', options.env)
+  if (options.signal !== undefined) {
+    if (api === 'sync') throw invalidValue('signal', 'signal is for runPtxasAsync: runPtxas cannot be cancelled')
+    if (!(options.signal instanceof AbortSignal)) throw invalidType('signal', 'signal must be an AbortSignal')
+  }
+  const argvOptions: PtxasArgvOptions = {
+    gpuName: options.gpuName,
+    optLevel: options.optLevel,
+    ptxasOptions: options.ptxasOptions,
+    hostCodePath: options.hostCodePath,
+    basePtxOptions: options.basePtxOptions,
+    env: options.env,
+    outputFile: PTXAS_OUTPUT,
+  }
+  // Build once with a stand-in input so every argv error is thrown before a temp file exists.
+  buildPtxasArgv({ ...argvOptions, inputFile: '/' })
+
+  if (options.validateKnobs === true) {
+    const knobs = knobsFileFromEnv(options.env ?? process.env)
+    if (knobs !== null) validateKnobFile(knobs)
+  }
+  return {
+    argvOptions,
+    inputRoute,
+    inputBaseName: checkBaseName('inputBaseName', options.inputBaseName ?? 'module'),
+    tempRoot: options.tempRoot,
+    program,
+    env: options.env,
+    timeout,
+    mergeStderr: options.mergeStderr === true,
+    maxBuffer: options.maxBuffer,
+    signal: options.signal,
+  }
+}
+
+/** The seed's child: posix_spawn, stdin closed, cubin on a stdout pipe, stderr piped or merged. */
+export function ptxasChildSpec(
+  argv: readonly string[],
+  options: {
+    program?: string
+    env?: Record<string, string | undefined>
+    timeout?: number
+    mergeStderr?: boolean
+    maxBuffer?: number
+    signal?: AbortSignal
+  },
+): ChildSpec {
+  const spec: ChildSpec = {
+    file: options.program ?? 'ptxas',
+    argv0: argv[0],
+    args: argv.slice(1),
+    stdin: 'closed',
+    stdout: 'pipe',
+    stderr: options.mergeStderr === true ? 'stdout' : 'pipe',
+    timeout: options.timeout ?? DEFAULT_PTXAS_TIMEOUT_MS,
+    launcher: 'posix_spawn',
+  }
+  if (options.env !== undefined) spec.env = options.env
+  if (options.maxBuffer !== undefined) spec.maxBuffer = options.maxBuffer
+  if (options.signal !== undefined) spec.signal = options.signal
+  return spec
+}
+
+/**
+ * Read a finished ptxas child: the seed's exit-code table, then the cubin. On exit 0 the cubin
+ * must be whole (a valid ELF that ends where stdout ends, or in merged mode the first valid ELF
+ * in the buffer); anything else is 'no-cubin'. On any failure there is no cubin.
+ */
+export function interpretPtxasResult(
+  result: ChildResult,
+  context: { argv: string[]; inputRoute: InputRoute; mergeStderr: boolean },
+): PtxasRun {
+  const verdict = decodeToolResult('ptxas', result)
+  let status: PtxasStatus = verdict.status
+  let message = verdict.message
+  let cubin: Buffer | null = null
+  // In merged mode there is no separate stderr: the whole buffer is the diagnostic unless a cubin is cut out of it.
+  let diagnosticBytes = context.mergeStderr ? result.stdout : result.stderr
+
+  if (status === 'ok') {
+    if (result.stdoutTruncated) {
+      status = 'no-cubin'
+      message = 'ptxas output was larger than maxBuffer; the cubin was cut short'
+    } else if (context.mergeStderr) {
+      const split = splitMergedOutput(result.stdout)
+      cubin = split.cubin
+      diagnosticBytes = split.diagnostics
+    } else if (cubinExtent(result.stdout) === result.stdout.length) {
+      cubin = result.stdout
+    }
+    if (status === 'ok' && cubin === null) {
+      status = 'no-cubin'
+      message = 'ptxas exited with status 0 but wrote no cubin to stdout'
+    }
+  }
+  return {
+    status,
+    ok: status === 'ok',
+    cubin,
+    diagnostics: diagnosticBytes.toString('utf8'),
+    diagnosticBytes,
+    message,
+    exitCode: result.exitCode,
+    inputRoute: context.inputRoute,
+    argv: context.argv,
+    result,
+  }
+}

@@ -1,0 +1,68 @@
+// Private temporary files for the tools: the cubin nvdisasm reads (seed 000, "nvdisasm driver")
+// and the PTX file ptxas reads when the text is too big for one argv string. Each lives alone in
+// its own mkdtemp directory (0700), is created exclusively ('wx', 0600) so nothing already there
+// is ever followed or reused, and goes away with its directory.
+
+import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { invalidValue, requireString } from './errors.js'
+
+export interface PrivateTempFile {
+  dir: string
+  path: string
+}
+
+/** Longest base name we accept: NAME_MAX (255 bytes) minus room for the extension. */
+const MAX_BASE_NAME_BYTES = 200
+
+/** A file name from a caller: one path component, no NUL, short enough for NAME_MAX. */
+export function checkBaseName(field: string, name: unknown): string {
+  requireString(field, name)
+  const value = name as string
+  if (value === '' || value === '.' || value === '..' || value.includes('/') || value.includes('\0')) {
+    throw invalidValue(field, `${field} must be a plain file name (no '/', not empty, '.' or '..')`)
+  }
+  if (Buffer.byteLength(value) > MAX_BASE_NAME_BYTES) {
+    throw invalidValue(field, `${field} must be at most ${MAX_BASE_NAME_BYTES} bytes`)
+  }
+  return value
+}
+
+/**
+ * Write `data` to <tempRoot>/tileharness-XXXXXX/<name>. On any failure everything created so far
+ * is removed before the error propagates.
+ */
+export function createPrivateTempFile(name: string, data: string | Uint8Array, tempRoot: string = tmpdir()): PrivateTempFile {
+  const dir = mkdtempSync(join(tempRoot, 'tileharness-'))
+  try {
+    chmodSync(dir, 0o700)
+    const path = join(dir, name)
+    const fd = openSync(path, 'wx', 0o600)
+    try {
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+      for (let written = 0; written < bytes.byteLength; ) {
+        written += writeSync(fd, bytes, written, bytes.byteLength - written)
+      }
+    } finally {
+      closeSync(fd)
+    }
+    return { dir, path }
+  } catch (error) {
+    removePrivateTempFile({ dir, path: '' })
+    throw error
+  }
+}
+
+/**
+ * Remove the file and its directory. Called from finally blocks, so it never throws: a failure
+ * to clean up must not replace the outcome being returned.
+ */
+export function removePrivateTempFile(temp: PrivateTempFile): void {
+  try {
+    // The directory is ours alone, so whatever the tool may have left next to the file goes too.
+    rmSync(temp.dir, { recursive: true, force: true })
+  } catch {
+    // Best effort; see above.
+  }
+}

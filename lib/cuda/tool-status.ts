@@ -1,0 +1,58 @@
+// One reading of a tool's ChildResult, shared by the ptxas and nvdisasm adapters: the seed's
+// exit-code table (seed 001, "Exit-code interpretation").
+//
+//   exit 0        success
+//   exit 1..255   the tool failed; its stderr is the diagnostic, verbatim
+//   126 / 127     could not be executed / not found: a deployment problem, never "ptxas crashed"
+//   signal        the harness's strsignal text, " (core dumped)" included
+//   timeout       "Child timed out" (or "... but wouldn't die"); the child is already reaped
+//   abort         (async only) the caller's AbortSignal fired and the harness killed the child
+//
+// No retries and no partial output follow from any of these; that is the callers' job to keep.
+
+import { DIAGNOSTIC } from '../spawn/index.js'
+import type { ChildResult } from '../spawn/types.js'
+
+export type ToolStatus =
+  | 'ok'
+  | 'failed'
+  | 'not-executable'
+  | 'not-found'
+  | 'signaled'
+  | 'timed-out'
+  | 'aborted'
+  | 'spawn-failed'
+
+export interface ToolVerdict {
+  status: ToolStatus
+  /** One line saying what happened, '' on success. Never a rewrite of the tool's own stderr. */
+  message: string
+}
+
+export function decodeToolResult(tool: string, result: ChildResult): ToolVerdict {
+  if (result.aborted) return { status: 'aborted', message: result.diagnostic || DIAGNOSTIC.aborted }
+  if (result.timedOut) return { status: 'timed-out', message: result.diagnostic || DIAGNOSTIC.timedOut }
+  const spawnError = result.spawnError
+  if (spawnError !== null) {
+    // E2BIG fails at exec too, but says nothing about the program: the argv was too big.
+    if (spawnError.stage === 'exec' && spawnError.code === 'E2BIG') return { status: 'spawn-failed', message: spawnError.message }
+    const message = result.diagnostic || spawnError.message
+    if (spawnError.stage === 'exec') return { status: spawnError.code === 'ENOENT' ? 'not-found' : 'not-executable', message }
+    return { status: 'spawn-failed', message }
+  }
+  if (result.signal !== null) {
+    const core = result.coreDumped ? ' (core dumped)' : ''
+    return { status: 'signaled', message: result.diagnostic || `${tool} was killed by ${result.signal}${core}` }
+  }
+  switch (result.exitCode) {
+    case 0:
+      return { status: 'ok', message: '' }
+    // The shell-style codes, from a wrapper script or a shell that could not exec the tool.
+    case 126:
+      return { status: 'not-executable', message: result.diagnostic || DIAGNOSTIC.couldNotExecute }
+    case 127:
+      return { status: 'not-found', message: result.diagnostic || DIAGNOSTIC.notFound }
+    default:
+      return { status: 'failed', message: result.diagnostic || `${tool} exited with status ${result.exitCode}` }
+  }
+}

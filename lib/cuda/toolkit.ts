@@ -1,0 +1,103 @@
+// Toolkit discovery (seed 002, "Environment-variable inheritance"): CUDA_ROOT, CUDA_HOME and
+// CUDA_PATH name the toolkit, and PATH is how ptxas and nvdisasm are found by basename. The child
+// environment itself is never edited here: it is inherited unchanged unless a caller passes one.
+
+import { accessSync, constants, statSync } from 'node:fs'
+import { delimiter, dirname, basename, isAbsolute, join, resolve } from 'node:path'
+import { invalidType, invalidValue, requireObject } from './errors.js'
+
+export type Env = Readonly<Record<string, string | undefined>>
+
+/** The toolkit variables in the order they are consulted. */
+export const CUDA_ROOT_VARIABLES = ['CUDA_ROOT', 'CUDA_HOME', 'CUDA_PATH'] as const
+export type CudaRootVariable = (typeof CUDA_ROOT_VARIABLES)[number]
+
+export type CudaTool = 'ptxas' | 'nvdisasm'
+const CUDA_TOOLS: readonly string[] = ['ptxas', 'nvdisasm']
+
+export interface CudaRoot {
+  /** The toolkit directory (the one holding bin/). */
+  root: string
+  /** Where it came from: a variable, or 'PATH' when derived from the ptxas found on PATH. */
+  source: CudaRootVariable | 'PATH'
+  /** For source 'PATH': the ptxas that was found. Symlinks and wrapper scripts are not followed. */
+  ptxas?: string
+}
+
+export interface ToolLocation {
+  path: string
+  /** 'PATH' when found by a PATH search, else the variable whose <root>/bin held it. */
+  source: 'PATH' | CudaRootVariable
+}
+
+/**
+ * The CUDA toolkit root: CUDA_ROOT, then CUDA_HOME, then CUDA_PATH (the first one set and
+ * non-empty wins, as given, without checking that it exists), then the toolkit that holds the
+ * `ptxas` found on PATH: the parent of its directory when that directory is named `bin`, else
+ * the directory itself. That last step reports what it found: a /usr/local/bin/ptxas wrapper
+ * script gives /usr/local, because wrappers and symlinks are not followed.
+ */
+export function resolveCudaRoot(env: Env = process.env): CudaRoot | null {
+  checkEnv(env)
+  const fromVariable = rootFromVariables(env)
+  if (fromVariable !== null) return fromVariable
+  const ptxas = searchPath('ptxas', env)
+  if (ptxas === null) return null
+  const dir = dirname(ptxas)
+  return { root: basename(dir) === 'bin' ? dirname(dir) : dir, source: 'PATH', ptxas }
+}
+
+/** `name` on PATH first, then in <root>/bin for the first toolkit variable that is set. */
+export function findTool(name: CudaTool, env: Env = process.env): ToolLocation | null {
+  if (typeof name !== 'string') throw invalidType('name', 'name must be a string')
+  if (!CUDA_TOOLS.includes(name)) {
+    throw invalidValue('name', `name must be one of ${CUDA_TOOLS.join(', ')}`)
+  }
+  checkEnv(env)
+  const onPath = searchPath(name, env)
+  if (onPath !== null) return { path: onPath, source: 'PATH' }
+  // The PATH-derived root is not consulted here: it can only point back at PATH.
+  const root = rootFromVariables(env)
+  if (root === null) return null
+  const candidate = join(root.root, 'bin', name)
+  return isExecutableFile(candidate) ? { path: resolve(candidate), source: root.source as CudaRootVariable } : null
+}
+
+/**
+ * execvp's search: each PATH entry in order, an empty entry meaning the current directory;
+ * the first regular file we may execute wins. Returns an absolute path. A name with a '/' is
+ * not searched, as execvp does.
+ */
+export function searchPath(name: string, env: Env = process.env): string | null {
+  if (name.length === 0) return null
+  if (name.includes('/')) return isExecutableFile(name) ? resolve(name) : null
+  const pathVar = env.PATH
+  if (pathVar === undefined) return null
+  for (const entry of pathVar.split(delimiter)) {
+    const candidate = join(entry === '' ? '.' : entry, name)
+    if (isExecutableFile(candidate)) return isAbsolute(candidate) ? candidate : resolve(candidate)
+  }
+  return null
+}
+
+function rootFromVariables(env: Env): CudaRoot | null {
+  for (const variable of CUDA_ROOT_VARIABLES) {
+    const value = env[variable]
+    if (value !== undefined && value !== '') return { root: value, source: variable }
+  }
+  return null
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function checkEnv(env: unknown): void {
+  requireObject('env', env)
+}

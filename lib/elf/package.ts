@@ -1,0 +1,226 @@
+// The host ELF packager: wraps a cubin (and optionally its SASS text) in an ELF64 relocatable object
+// a host linker takes, as tileiras's terminal output does (seed 002: "a host ELF relocatable wrapping
+// the cubin payload ... along with an optional .nvdisasm SASS-text section").
+//
+// Layout of the object (all little-endian; no code, so no relocations):
+//
+//   ELF header
+//   [1] .rodata          <name>_cubin (8-aligned), <name>_cubin_size (u64), [<name>_sass_size (u64)]
+//   [2] .nvdisasm        <name>_sass, NUL-terminated          (only with SASS text)
+//   [n] .note.GNU-stack  empty: the stack need not be executable, so the linker has nothing to warn
+//   [n] .symtab / .strtab / .shstrtab
+//   section header table
+import {
+  ELFCLASS64, ELFDATA2LSB, ELF64_EHDR_SIZE, ELF64_SHDR_SIZE, ELF64_SYM_SIZE, ELF_MAGIC, EM_AARCH64,
+  EM_X86_64, ET_REL, EV_CURRENT, SHF_ALLOC, SHT_PROGBITS, SHT_STRTAB, SHT_SYMTAB, STB_GLOBAL,
+  STT_OBJECT, STV_DEFAULT,
+} from './constants.js'
+import { elfRangeError, elfTypeError } from './errors.js'
+
+export type HostArch = 'x86_64' | 'aarch64'
+
+export interface HostObjectInput {
+  /** The cubin bytes ptxas produced. */
+  cubin: Uint8Array
+  /** SASS text (e.g. nvdisasm output); stored NUL-terminated in `.nvdisasm`. */
+  sass?: string | Uint8Array
+  /** Symbol prefix: a C identifier. */
+  name: string
+  hostArch: HostArch
+}
+
+/** e_machine per supported host. arm64ec is a Windows (COFF) target, so it has no ELF form here. */
+export const HOST_MACHINES: Readonly<Record<HostArch, number>> = Object.freeze({
+  x86_64: EM_X86_64,
+  aarch64: EM_AARCH64,
+})
+
+/** The global symbols packageHostObject defines for `name`. */
+export function hostObjectSymbols(name: string, withSass: boolean): string[] {
+  const names = [`${name}_cubin`, `${name}_cubin_size`]
+  if (withSass) names.push(`${name}_sass`, `${name}_sass_size`)
+  return names
+}
+
+const C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
+const CUBIN_ALIGN = 8
+
+/**
+ * Returns an ELF64 relocatable object for `hostArch` defining `<name>_cubin` (the cubin bytes,
+ * 8-byte aligned, read-only) and `<name>_cubin_size` (uint64_t), and with `sass`, `<name>_sass`
+ * (NUL-terminated text in `.nvdisasm`) and `<name>_sass_size` (uint64_t, the length without the NUL).
+ */
+export function packageHostObject(input: HostObjectInput): Buffer {
+  const { cubin, sassBytes, name, machine } = checkInput(input)
+
+  const rodataSize = alignUp(cubin.length, CUBIN_ALIGN) + 8 * (sassBytes === undefined ? 1 : 2)
+  const rodata = Buffer.alloc(rodataSize)
+  rodata.set(cubin, 0)
+  const cubinSizeAt = alignUp(cubin.length, CUBIN_ALIGN)
+  rodata.writeBigUInt64LE(BigInt(cubin.length), cubinSizeAt)
+  const sassSizeAt = cubinSizeAt + 8
+  if (sassBytes !== undefined) rodata.writeBigUInt64LE(BigInt(sassBytes.length), sassSizeAt)
+
+  const sections: SectionSpec[] = [
+    { name: '.rodata', type: SHT_PROGBITS, flags: SHF_ALLOC, align: CUBIN_ALIGN, data: rodata },
+  ]
+  const symbols: SymbolSpec[] = [
+    { name: `${name}_cubin`, section: 1, value: 0, size: cubin.length },
+    { name: `${name}_cubin_size`, section: 1, value: cubinSizeAt, size: 8 },
+  ]
+  if (sassBytes !== undefined) {
+    const text = Buffer.alloc(sassBytes.length + 1) // trailing NUL from alloc
+    text.set(sassBytes, 0)
+    sections.push({ name: '.nvdisasm', type: SHT_PROGBITS, flags: SHF_ALLOC, align: 1, data: text })
+    symbols.push(
+      { name: `${name}_sass`, section: 2, value: 0, size: text.length },
+      { name: `${name}_sass_size`, section: 1, value: sassSizeAt, size: 8 },
+    )
+  }
+  sections.push({ name: '.note.GNU-stack', type: SHT_PROGBITS, flags: 0, align: 1, data: Buffer.alloc(0) })
+  return writeRelocatable(machine, sections, symbols)
+}
+
+function checkInput(input: HostObjectInput): { cubin: Uint8Array; sassBytes: Uint8Array | undefined; name: string; machine: number } {
+  if (typeof input !== 'object' || input === null) throw elfTypeError('input', 'an object { cubin, sass?, name, hostArch }', input)
+  const { cubin, sass, name, hostArch } = input
+  if (!(cubin instanceof Uint8Array)) throw elfTypeError('cubin', 'a Uint8Array or Buffer', cubin)
+  if (cubin.length === 0) throw elfRangeError('ERR_ELF_INVALID_VALUE', 'cubin', 'is empty')
+  if (typeof name !== 'string') throw elfTypeError('name', 'a string', name)
+  if (!C_IDENTIFIER.test(name)) {
+    throw elfRangeError('ERR_ELF_INVALID_NAME', 'name', `${JSON.stringify(name)} is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)`)
+  }
+  if (typeof hostArch !== 'string') throw elfTypeError('hostArch', "'x86_64' or 'aarch64'", hostArch)
+  if (!Object.hasOwn(HOST_MACHINES, hostArch)) {
+    throw elfRangeError('ERR_ELF_UNSUPPORTED_HOST_ARCH', 'hostArch',
+      `${JSON.stringify(hostArch)} is not supported; supported: ${Object.keys(HOST_MACHINES).join(', ')}`)
+  }
+  let sassBytes: Uint8Array | undefined
+  if (sass !== undefined) {
+    if (typeof sass === 'string') sassBytes = Buffer.from(sass, 'utf8')
+    else if (sass instanceof Uint8Array) sassBytes = sass
+    else throw elfTypeError('sass', 'a string or Uint8Array', sass)
+    // C readers take <name>_sass as a C string; an inner NUL would silently cut it short.
+    const nul = sassBytes.indexOf(0)
+    if (nul !== -1) throw elfRangeError('ERR_ELF_INVALID_VALUE', 'sass', `contains a NUL byte at offset ${nul}`)
+  }
+  return { cubin, sassBytes, name, machine: HOST_MACHINES[hostArch] }
+}
+
+interface SectionSpec {
+  name: string
+  type: number
+  flags: number
+  align: number
+  data: Uint8Array
+}
+
+interface SymbolSpec {
+  name: string
+  /** Index in the final section header table. */
+  section: number
+  value: number
+  size: number
+}
+
+/**
+ * Writes an ELF64 little-endian ET_REL: `sections` become headers 1..n in order, followed by
+ * .symtab, .strtab and .shstrtab. Every symbol is a global STT_OBJECT with default visibility.
+ */
+function writeRelocatable(machine: number, sections: readonly SectionSpec[], symbols: readonly SymbolSpec[]): Buffer {
+  const strtab = new StringTable()
+  const symtab = Buffer.alloc(ELF64_SYM_SIZE * (symbols.length + 1)) // entry 0: the null symbol
+  for (const [i, sym] of symbols.entries()) {
+    const at = ELF64_SYM_SIZE * (i + 1)
+    symtab.writeUInt32LE(strtab.add(sym.name), at)
+    symtab.writeUInt8((STB_GLOBAL << 4) | STT_OBJECT, at + 4)
+    symtab.writeUInt8(STV_DEFAULT, at + 5)
+    symtab.writeUInt16LE(sym.section, at + 6)
+    symtab.writeBigUInt64LE(BigInt(sym.value), at + 8)
+    symtab.writeBigUInt64LE(BigInt(sym.size), at + 16)
+  }
+  const strtabIndex = sections.length + 2
+  const all: (SectionSpec & { link?: number; info?: number; entsize?: number })[] = [
+    ...sections,
+    // sh_info of .symtab: index of the first non-local symbol; every symbol after the null one is global.
+    { name: '.symtab', type: SHT_SYMTAB, flags: 0, align: 8, data: symtab, link: strtabIndex, info: 1, entsize: ELF64_SYM_SIZE },
+    { name: '.strtab', type: SHT_STRTAB, flags: 0, align: 1, data: strtab.bytes() },
+  ]
+  const shstrtab = new StringTable()
+  const nameOffsets = all.map((s) => shstrtab.add(s.name))
+  const shstrtabName = shstrtab.add('.shstrtab')
+  all.push({ name: '.shstrtab', type: SHT_STRTAB, flags: 0, align: 1, data: shstrtab.bytes() })
+  nameOffsets.push(shstrtabName)
+
+  // Pass 1: place section contents after the ELF header, each at its alignment.
+  let offset = ELF64_EHDR_SIZE
+  const offsets = all.map((s) => {
+    offset = alignUp(offset, s.align)
+    const at = offset
+    offset += s.data.length
+    return at
+  })
+  const shoff = alignUp(offset, 8)
+  const shnum = all.length + 1
+  const out = Buffer.alloc(shoff + ELF64_SHDR_SIZE * shnum)
+
+  // Pass 2: the ELF header, the contents, then the section headers (header 0 stays all zero).
+  out.set(ELF_MAGIC, 0)
+  out[4] = ELFCLASS64
+  out[5] = ELFDATA2LSB
+  out[6] = EV_CURRENT // EI_VERSION; EI_OSABI 0 (System V) and EI_ABIVERSION 0 stay zero
+  out.writeUInt16LE(ET_REL, 16)
+  out.writeUInt16LE(machine, 18)
+  out.writeUInt32LE(EV_CURRENT, 20)
+  out.writeBigUInt64LE(0n, 24) // e_entry
+  out.writeBigUInt64LE(0n, 32) // e_phoff: a relocatable has no program headers
+  out.writeBigUInt64LE(BigInt(shoff), 40)
+  out.writeUInt32LE(0, 48) // e_flags: none defined for x86_64; 0 is the AArch64 default too
+  out.writeUInt16LE(ELF64_EHDR_SIZE, 52)
+  out.writeUInt16LE(0, 54) // e_phentsize
+  out.writeUInt16LE(0, 56) // e_phnum
+  out.writeUInt16LE(ELF64_SHDR_SIZE, 58)
+  out.writeUInt16LE(shnum, 60)
+  out.writeUInt16LE(shnum - 1, 62) // e_shstrndx: .shstrtab is last
+  for (const [i, s] of all.entries()) {
+    out.set(s.data, offsets[i])
+    const at = shoff + ELF64_SHDR_SIZE * (i + 1)
+    out.writeUInt32LE(nameOffsets[i] ?? 0, at)
+    out.writeUInt32LE(s.type, at + 4)
+    out.writeBigUInt64LE(BigInt(s.flags), at + 8)
+    out.writeBigUInt64LE(0n, at + 16) // sh_addr: assigned by the linker
+    out.writeBigUInt64LE(BigInt(offsets[i] ?? 0), at + 24)
+    out.writeBigUInt64LE(BigInt(s.data.length), at + 32)
+    out.writeUInt32LE(s.link ?? 0, at + 40)
+    out.writeUInt32LE(s.info ?? 0, at + 44)
+    out.writeBigUInt64LE(BigInt(s.align), at + 48)
+    out.writeBigUInt64LE(BigInt(s.entsize ?? 0), at + 56)
+  }
+  return out
+}
+
+/** An ELF string table: offset 0 is the empty string; equal strings share one copy. */
+class StringTable {
+  private readonly parts: Buffer[] = [Buffer.alloc(1)]
+  private readonly offsets = new Map<string, number>([['', 0]])
+  private size = 1
+
+  add(name: string): number {
+    const known = this.offsets.get(name)
+    if (known !== undefined) return known
+    const bytes = Buffer.from(`${name}\0`, 'utf8')
+    const at = this.size
+    this.parts.push(bytes)
+    this.offsets.set(name, at)
+    this.size += bytes.length
+    return at
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.parts, this.size)
+  }
+}
+
+function alignUp(value: number, align: number): number {
+  return Math.ceil(value / align) * align
+}

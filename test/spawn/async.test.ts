@@ -1,0 +1,212 @@
+// What only the async API has: live output streams, kill() with escalation, AbortSignal,
+// whole-group cleanup, killOnExit / PR_SET_PDEATHSIG, no threadpool, worker teardown.
+import t from 'tap'
+import { finished } from 'node:stream/promises'
+import { Worker } from 'node:worker_threads'
+import { spawnChild, startChild, type ChildProcess } from '../../lib/index.js'
+import { REPO_ROOT, eventually, processState } from '../helpers.js'
+
+/** Resolves with the first `n` whitespace-separated numbers the child prints on stdout. */
+function readPids(child: ChildProcess, n: number): Promise<number[]> {
+  return new Promise(resolve => {
+    let text = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString()
+      const nums = text.trim().split(/\s+/).filter(Boolean).map(Number)
+      if (nums.length >= n) resolve(nums.slice(0, n))
+    })
+  })
+}
+
+const nodeEnv = { PATH: process.env.PATH! }
+
+t.test('output streams while the child runs; the result keeps the whole buffers', async t => {
+  const child = startChild({ file: 'sh', args: ['-c', 'echo first; read x; echo second; echo err >&2'], input: 'go\n' })
+  // One listener for the whole stream: data emitted while no listener is attached is lost.
+  const chunks: string[] = []
+  const first = new Promise<string>(resolve => child.stdout.on('data', (c: Buffer) => { chunks.push(c.toString()); resolve(c.toString()) }))
+  t.equal(await first, 'first\n')
+  const errChunks: string[] = []
+  child.stderr.on('data', (c: Buffer) => errChunks.push(c.toString()))
+  const r = await child.result
+  t.equal(r.stdout.toString(), 'first\nsecond\n')
+  t.equal(chunks.join(''), 'first\nsecond\n')
+  t.equal(errChunks.join(''), 'err\n')
+  t.ok(child.pid > 0)
+  t.equal(r.pid, child.pid)
+})
+
+t.test('the first chunk arrives before the result settles', async t => {
+  let settled = false
+  const child = startChild({ file: 'sh', args: ['-c', 'echo early; sleep 0.5; echo late'] })
+  child.result.then(() => { settled = true })
+  await new Promise(resolve => child.stdout.once('data', resolve))
+  t.equal(settled, false, 'streamed before the child ended')
+  await child.result
+})
+
+t.test('streams see everything even past maxBuffer; the result is truncated and flagged', async t => {
+  const child = startChild({ file: 'head', args: ['-c', '100000', '/dev/zero'], maxBuffer: 1000 })
+  let streamed = 0
+  child.stdout.on('data', (c: Buffer) => { streamed += c.length })
+  const r = await child.result
+  await finished(child.stdout)
+  t.equal(streamed, 100000)
+  t.equal(r.stdout.length, 1000)
+  t.equal(r.stdoutTruncated, true)
+})
+
+t.test('kill(): default signal, named signal, false once ended', async t => {
+  const a = startChild({ file: 'sleep', args: ['100'] })
+  t.equal(a.kill(), true)
+  t.equal((await a.result).signal, 'SIGKILL', "default killSignal is SIGKILL, as the seed")
+  t.equal(a.kill(), false, 'nothing to kill after the end')
+  const b = startChild({ file: 'sleep', args: ['100'] })
+  b.kill('SIGTERM')
+  const rb = await b.result
+  t.equal(rb.signal, 'SIGTERM')
+  t.equal(rb.diagnostic, 'Terminated')
+  const c = startChild({ file: 'sleep', args: ['100'], killSignal: 'SIGINT' })
+  c.kill()
+  t.equal((await c.result).signal, 'SIGINT', 'kill() defaults to the spec\'s killSignal')
+  const d = startChild({ file: 'sleep', args: ['100'] })
+  t.throws(() => d.kill('SIGNOPE'), { code: 'ERR_INVALID_ARG_VALUE' })
+  d.kill(9)
+  await d.result
+})
+
+t.test('kill escalation: SIGKILL follows a gentler signal after forceKillAfterDelay', async t => {
+  const child = startChild({
+    file: 'sh', args: ['-c', 'trap "" TERM; echo ready; while :; do sleep 0.05; done'], setsid: true,
+    killSignal: 'SIGTERM', forceKillAfterDelay: 150,
+  })
+  await new Promise(resolve => child.stdout.once('data', resolve))
+  child.kill()
+  const r = await child.result
+  t.equal(r.signal, 'SIGKILL', 'the TERM-ignoring child was force-killed')
+  t.equal(r.timedOut, false)
+})
+
+for (const how of ['timeout', 'abort', 'kill'] as const) {
+  t.test(`setsid: ${how} leaves nothing of the group behind`, async t => {
+    const ac = new AbortController()
+    const child = startChild({
+      file: 'sh', args: ['-c', 'sleep 100 & echo $!; sleep 100 & echo $!; wait'], setsid: true,
+      timeout: how === 'timeout' ? 300 : 0, signal: ac.signal,
+    })
+    const pids = await readPids(child, 2)
+    if (how === 'abort') ac.abort()
+    if (how === 'kill') child.kill()
+    const r = await child.result
+    t.equal(r.timedOut, how === 'timeout')
+    t.equal(r.aborted, how === 'abort')
+    for (const pid of pids) t.ok(await eventually(() => processState(pid) !== 'alive'), `grandchild ${pid} is gone`)
+  })
+}
+
+t.test('AbortSignal', async t => {
+  const ac = new AbortController()
+  ac.abort()
+  const pre = await spawnChild({ file: 'sleep', args: ['100'], signal: ac.signal })
+  t.equal(pre.aborted, true, 'an already-aborted signal kills at once')
+  t.equal(pre.signal, 'SIGKILL')
+  t.equal(pre.diagnostic, 'Child aborted')
+  const late = new AbortController()
+  const done = await spawnChild({ file: 'true', signal: late.signal })
+  late.abort()
+  t.equal(done.aborted, false, 'aborting after the end changes nothing')
+  t.equal(done.exitCode, 0)
+})
+
+t.test('killOnExit: children die with a process that exits normally or by a handled signal', async t => {
+  const script = (killOnExit: boolean, ending: string) => `
+    const { startChild } = require(${JSON.stringify(REPO_ROOT)})
+    process.on('SIGTERM', () => process.exit(3))
+    const c = startChild({ file: 'sleep', args: ['100'], killOnExit: ${killOnExit} })
+    console.log(c.pid)
+    ${ending}
+  `
+  for (const [killOnExit, ending, label] of [
+    [true, 'setTimeout(() => process.exit(0), 100)', 'process.exit'],
+    [true, 'setInterval(() => {}, 1000)', 'handled SIGTERM'],
+    [false, 'setTimeout(() => process.exit(0), 100)', 'killOnExit: false'],
+  ] as const) {
+    const parent = startChild({ file: process.execPath, args: ['-e', script(killOnExit, ending)], env: nodeEnv, timeout: 30000 })
+    const [pid] = await readPids(parent, 1)
+    if (label === 'handled SIGTERM') parent.kill('SIGTERM')
+    await parent.result
+    if (killOnExit) {
+      t.ok(await eventually(() => processState(pid) !== 'alive'), `${label}: the child was killed`)
+      if (processState(pid) === 'alive') process.kill(pid, 'SIGKILL')
+    } else {
+      t.equal(processState(pid), 'alive', `${label}: the child survives`)
+      process.kill(pid, 'SIGKILL')
+    }
+  }
+})
+
+t.test('PR_SET_PDEATHSIG: a SIGKILLed parent leaves no orphan (fork path)', async t => {
+  const code = `
+    const { startChild } = require(${JSON.stringify(REPO_ROOT)})
+    const c = startChild({ file: 'sleep', args: ['100'], launcher: 'fork' })
+    console.log(c.pid)
+    setInterval(() => {}, 1000)
+  `
+  const parent = startChild({ file: process.execPath, args: ['-e', code], env: nodeEnv, timeout: 30000 })
+  const [pid] = await readPids(parent, 1)
+  parent.kill('SIGKILL')
+  const r = await parent.result
+  t.equal(r.signal, 'SIGKILL')
+  t.ok(await eventually(() => processState(pid) !== 'alive'), 'the orphan got SIGKILL from the kernel')
+})
+
+t.test('waiting never occupies the libuv threadpool', async t => {
+  // With a threadpool of one thread, a file read must complete while 8 children are still
+  // running: if any wait sat on the pool, the read would queue behind it.
+  const code = `
+    const fs = require('fs')
+    const { spawnChild } = require(${JSON.stringify(REPO_ROOT)})
+    let ended = 0
+    const all = Array.from({ length: 8 }, () => spawnChild({ file: 'sleep', args: ['1'] }).then(() => { ended++ }))
+    fs.promises.readFile(__filename === '[eval]' ? '/proc/self/status' : __filename).then(() => {
+      console.log('read done, children ended: ' + ended)
+      return Promise.all(all)
+    })
+  `
+  const r = await spawnChild({ file: process.execPath, args: ['-e', code], env: { ...nodeEnv, UV_THREADPOOL_SIZE: '1' }, timeout: 30000 })
+  t.equal(r.stdout.toString(), 'read done, children ended: 0\n', r.stderr.toString())
+})
+
+t.test('workers: context-aware addon, two workers at once, teardown kills their children', async t => {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads')
+    const { spawnChild, spawnChildSync, startChild } = require(${JSON.stringify(REPO_ROOT)})
+    ;(async () => {
+      if (workerData.hold) {
+        const c = startChild({ file: 'sleep', args: ['100'] })
+        parentPort.postMessage(c.pid)
+        return
+      }
+      const out = []
+      for (let i = 0; i < 10; i++) {
+        const a = await spawnChild({ file: 'sh', args: ['-c', 'echo ' + workerData.n + '-' + i], timeout: 5000 })
+        const s = spawnChildSync({ file: 'sh', args: ['-c', 'echo ' + workerData.n + '-' + i], timeout: 5000 })
+        out.push(a.stdout.toString().trim(), s.stdout.toString().trim())
+      }
+      parentPort.postMessage(out)
+    })()
+  `
+  const run = (workerData: object) => {
+    const w = new Worker(code, { eval: true, workerData })
+    return { w, message: new Promise<unknown>((resolve, reject) => { w.once('message', resolve); w.once('error', reject) }) }
+  }
+  const [one, two] = await Promise.all([run({ n: 1 }).message, run({ n: 2 }).message])
+  const want = (n: number) => Array.from({ length: 10 }, (_, i) => [`${n}-${i}`, `${n}-${i}`]).flat()
+  t.same(one, want(1))
+  t.same(two, want(2))
+  const holder = run({ hold: true })
+  const pid = await holder.message as number
+  t.equal(processState(pid), 'alive')
+  await holder.w.terminate()
+  t.ok(await eventually(() => processState(pid) === 'gone'), "the terminated worker's child was killed and reaped")
+})
