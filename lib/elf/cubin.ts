@@ -71,7 +71,7 @@ interface SectionHeader {
   entsize: number
 }
 
-interface Symbol {
+interface ElfSymbol {
   name: string
   type: number
   other: number
@@ -205,7 +205,7 @@ function sectionNames(r: ByteReader, sections: readonly SectionHeader[]): string
   return sections.map((s) => (s.index === 0 ? '' : strings.cString(s.nameOffset, `the name of section ${s.index}`)))
 }
 
-function readSymbols(r: ByteReader, sections: readonly SectionHeader[], symtab: SectionHeader): Symbol[] {
+function readSymbols(r: ByteReader, sections: readonly SectionHeader[], symtab: SectionHeader): ElfSymbol[] {
   if (symtab.entsize !== ELF64_SYM_SIZE || symtab.size % ELF64_SYM_SIZE !== 0) {
     throw new CubinError('ERR_CUBIN_MALFORMED', `the symbol table has entry size ${symtab.entsize} and size ${symtab.size}; expected multiples of ${ELF64_SYM_SIZE}`)
   }
@@ -215,7 +215,7 @@ function readSymbols(r: ByteReader, sections: readonly SectionHeader[], symtab: 
   }
   const data = r.slice(symtab.offset, symtab.size, 'the symbol table')
   const strings = stringTable(r, strtab, 'the symbol name table')
-  const symbols: Symbol[] = []
+  const symbols: ElfSymbol[] = []
   for (let at = 0; at < symtab.size; at += ELF64_SYM_SIZE) {
     const index = at / ELF64_SYM_SIZE
     const info = data.u8(at + 4, `st_info of symbol ${index}`)

@@ -4,7 +4,7 @@
 // rule is shown to matter.
 import t from 'tap'
 import {
-  dims, emitPtx, normalizeLaunchBounds, printModule, type GpuName, type LaunchBounds, type PtxModule,
+  dims, emitPtx, normalizeLaunchBounds, printModule, type Dim3, type GpuName, type LaunchBounds, type PtxModule,
   type PtxWarning, type PtxWarningCode,
 } from '../../lib/ptx/index.js'
 import { assemble, skipWithoutPtxas } from './ptxas.js'
@@ -150,7 +150,7 @@ function printedDirectives(ptx: string): string[] {
 /** The same kernel with the raw directives printed by hand, in the order given. */
 function handPrinted(bounds: LaunchBounds, target: GpuName, version: string): string {
   const lines = Object.entries(bounds).map(([key, value]) =>
-    typeof value === 'boolean' ? (value ? `.${key}` : '') : `.${key} ${dims(value as number)}`)
+    typeof value === 'boolean' ? (value ? `.${key}` : '') : `.${key} ${dims(value as Dim3)}`)
   return [`.version ${version}`, `.target ${target}`, '.address_size 64', '', '.visible .entry k()',
     ...lines.filter((l) => l !== ''), '{', '\tret;', '}', ''].join('\n')
 }

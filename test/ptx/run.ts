@@ -3,16 +3,16 @@
 import { accessSync, constants } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import type { ChildResult, ChildSpec } from '../../lib/spawn/types.js'
-// The one line to change once lib/spawn exists, to
-//   import { spawnChildSync } from '../../lib/spawn/index.js'
-import { nodeSpawnChildSync as spawnChildSync } from './node-spawn.js'
+import { spawnChildSync } from '../../lib/spawn/index.js'
 
 /** The fields of a ChildResult these tests read. */
 export type RunResult = Pick<ChildResult, 'exitCode' | 'signal' | 'stdout' | 'stderr'>
 
 /** Runs `file` with `args`, stdin closed, stdout and stderr captured separately. */
 export function run(file: string, args: readonly string[], options: Omit<ChildSpec, 'file' | 'args'> = {}): RunResult {
-  return spawnChildSync({ file, args, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', ...options })
+  // stdin closed unless input is given: the harness refuses both at once.
+  const stdin = options.input === undefined ? { stdin: 'ignore' as const } : {}
+  return spawnChildSync({ file, args, ...stdin, stdout: 'pipe', stderr: 'pipe', ...options })
 }
 
 /** The path of `program` on PATH, or null: decides which tests skip (and say why). */

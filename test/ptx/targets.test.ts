@@ -2,10 +2,11 @@
 // re-measured against the real ptxas (the lowest accepted .version, and the one below it rejected).
 import t from 'tap'
 import {
-  PTX_ISA_BY_TARGET, PTX_ISA_MAX, checkPtxIsa, comparePtxIsa, gpuNames, printModule, ptxIsaFor,
+  PTX_ISA_BY_TARGET, PTX_ISA_MAX, PTX_ISA_VERSIONS, checkPtxIsa, comparePtxIsa, gpuNames, printModule, ptxIsaFor,
   resolvePtxIsa, type GpuName,
 } from '../../lib/ptx/index.js'
 import { assemble, skipWithoutPtxas } from './ptxas.js'
+import { run } from './run.js'
 
 // The issue's table, written out independently of the library's.
 const expected: [GpuName, string][] = [
@@ -97,6 +98,9 @@ t.test('every row matches the real ptxas', { skip: skipWithoutPtxas }, async (t)
     t.equal(rejected.result.exitCode, 255, `${gpu} rejects .version ${below}`)
     t.match(rejected.stderr, `PTX .version ${below} does not support .target ${gpu}`)
   }
+  const listed = run('ptxas', ['--list-version']).stdout.toString('utf8').split('\n').filter((l) => l !== '')
+  t.same(listed, [...PTX_ISA_VERSIONS], 'PTX_ISA_VERSIONS is what ptxas --list-version prints')
+  t.equal(listed.at(-1), PTX_ISA_MAX, 'and PTX_ISA_MAX is its newest')
   const newest = kernel('sm_90', '9.0').replace('.version 9.0', '.version 9.1')
   t.match(assemble(newest, 'sm_90').stderr, "Unsupported .version 9.1; current version is '9.0'", 'ptxas 13.0 stops at 9.0')
 })

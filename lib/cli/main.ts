@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// The `tileharness` command. Bad options give a one-line error and exit 125, never a stack trace.
+import { RUN_USAGE, runCommand } from './run.js'
+import { UsageError } from './units.js'
+
+const USAGE = `usage: tileharness <command> [options]
+
+commands:
+  run       run a command through the harness (timeout, rlimits, setsid, resource usage)
+
+tileharness <command> --help for the options of each`
+
+const HARNESS_FAILURE = 125
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  switch (command) {
+    case 'run':
+      if (rest[0] === '--help' || rest[0] === '-h') { process.stdout.write(RUN_USAGE + '\n'); return 0 }
+      return runCommand(rest)
+    case undefined:
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE + '\n')
+      return command === undefined ? HARNESS_FAILURE : 0
+    default:
+      throw new UsageError(`unknown command '${command}'`)
+  }
+}
+
+main(process.argv.slice(2)).then(
+  code => { process.exitCode = code },
+  (err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err)
+    const prefix = process.argv[2] && process.argv[2] !== '--help' ? `tileharness ${process.argv[2]}` : 'tileharness'
+    process.stderr.write(`${prefix}: ${message}\n`)
+    process.exitCode = HARNESS_FAILURE
+  },
+)

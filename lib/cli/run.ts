@@ -1,0 +1,137 @@
+// `tileharness run`: the harness from the command line, for people who chain `timeout`,
+// `prlimit`, `setsid` and `/usr/bin/time -v`. Exit status follows coreutils timeout.
+import { startChild, signalNumber, type ChildResult, type ChildSpec, type RlimitName } from '../spawn/index.js'
+import { UsageError, formatBytes, parseDuration, parseRlimit } from './units.js'
+
+export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s] [--signal SIG] [--rlimit as=2G]...
+                       [--setsid] [--cwd DIR] [--env K=V]... [--merge-stderr] [--launcher L]
+                       [--usage] [--json] [--] CMD ARGS...
+
+  --timeout D       kill the child after D (500ms, 5s, 2m; a bare number is seconds)
+  --kill-after D    send --signal (default TERM) at the deadline, then KILL after D
+  --signal SIG      the signal sent at the deadline (default KILL, or TERM with --kill-after)
+  --rlimit N=V      a resource limit: as, core, cpu, data, fsize, memlock, nofile, nproc, rss,
+                    stack, ...; V is a size (512K, 2G), a count, 'unlimited', or SOFT:HARD
+  --setsid          run the child in a new session; kills reach its whole process group
+  --cwd DIR         the child's working directory
+  --env K=V         set a variable in the child's (otherwise inherited) environment
+  --merge-stderr    send the child's stderr to its stdout (dup2)
+  --launcher L      auto (default), posix_spawn or fork
+  --usage           print a resource report to stderr after the child ends
+  --json            print the whole result as JSON on stdout (output captured, base64)
+
+exit status: the child's own; 124 timed out; 125 tileharness failed; 126 could not execute;
+127 not found; 128+N killed by signal N`
+
+interface RunOptions {
+  spec: ChildSpec
+  usage: boolean
+  json: boolean
+}
+
+const VALUE_OPTIONS = new Set(['--timeout', '--kill-after', '--signal', '--rlimit', '--cwd', '--env', '--launcher'])
+
+export function parseRunArgs(argv: string[]): RunOptions {
+  const spec: ChildSpec = { file: '', stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' }
+  const env: Record<string, string> = {}
+  let envGiven = false
+  const rlimits: Record<string, unknown> = {}
+  let usage = false, json = false, merge = false
+  let killAfter: number | undefined
+  let signal: string | undefined
+  let i = 0
+  for (; i < argv.length; i++) {
+    let arg = argv[i]
+    if (arg === '--') { i++; break }
+    if (!arg.startsWith('-') || arg === '-') break
+    let value: string | undefined
+    const eq = arg.indexOf('=')
+    if (arg.startsWith('--') && eq > 0) { value = arg.slice(eq + 1); arg = arg.slice(0, eq) }
+    if (VALUE_OPTIONS.has(arg) && value === undefined) {
+      if (i + 1 >= argv.length) throw new UsageError(`option ${arg} needs a value`)
+      value = argv[++i]
+    }
+    switch (arg) {
+      case '--timeout': spec.timeout = parseDuration(value!, '--timeout'); break
+      case '--kill-after': killAfter = parseDuration(value!, '--kill-after'); break
+      case '--signal': signal = value!; break
+      case '--rlimit': { const [name, v] = parseRlimit(value!); rlimits[name] = v; break }
+      case '--cwd': spec.cwd = value!; break
+      case '--env': {
+        const k = value!.indexOf('=')
+        if (k <= 0) throw new UsageError(`invalid --env '${value}' (use NAME=VALUE)`)
+        env[value!.slice(0, k)] = value!.slice(k + 1)
+        envGiven = true
+        break
+      }
+      case '--launcher':
+        if (value !== 'auto' && value !== 'posix_spawn' && value !== 'fork') throw new UsageError(`invalid --launcher '${value}' (auto, posix_spawn or fork)`)
+        spec.launcher = value
+        break
+      case '--setsid': spec.setsid = true; break
+      case '--merge-stderr': merge = true; break
+      case '--usage': usage = true; break
+      case '--json': json = true; break
+      default: throw new UsageError(`unknown option ${arg}`)
+    }
+  }
+  const command = argv.slice(i)
+  if (command.length === 0) throw new UsageError('no command given')
+  spec.file = command[0]
+  spec.args = command.slice(1)
+  if (envGiven) spec.env = { ...process.env, ...env }
+  if (Object.keys(rlimits).length) spec.rlimits = rlimits as ChildSpec['rlimits']
+  if (signal !== undefined) {
+    if (signalNumber(signal.toUpperCase()) === undefined) throw new UsageError(`unknown signal '${signal}'`)
+    spec.killSignal = signal.toUpperCase()
+  }
+  if (killAfter !== undefined) {
+    spec.killSignal ??= 'SIGTERM'
+    spec.forceKillAfterDelay = killAfter
+  }
+  if (json) {
+    spec.stdout = 'pipe'
+    spec.stderr = merge ? 'stdout' : 'pipe'
+  } else if (merge) {
+    spec.stderr = 'stdout'
+  }
+  spec.maxBuffer = Infinity
+  return { spec, usage, json }
+}
+
+/** coreutils timeout's exit status for a result. */
+export function exitStatusOf(r: ChildResult): number {
+  if (r.timedOut) return 124
+  if (r.spawnError) return r.exitCode ?? 125
+  if (r.signal !== null) return 128 + (signalNumber(r.signal) ?? 0)
+  return r.exitCode ?? 125
+}
+
+export function usageReport(r: ChildResult): string {
+  const u = r.rusage
+  const sec = (us: number) => `${(us / 1e6).toFixed(3)} s`
+  return [
+    `wall ${(r.durationMs / 1000).toFixed(3)} s, user ${sec(u.userCPUTime)}, sys ${sec(u.systemCPUTime)}, max RSS ${formatBytes(u.maxRSS * 1024)}`,
+    `page faults ${u.minorPageFault} minor, ${u.majorPageFault} major; context switches ${u.voluntaryContextSwitches} voluntary, ${u.involuntaryContextSwitches} involuntary; fs ${u.fsRead} in, ${u.fsWrite} out (512-byte blocks)`,
+    `${r.launcher}, pid ${r.pid}, ${r.diagnostic || (r.exitCode !== null ? `exit ${r.exitCode}` : '')}`,
+  ].map(line => `tileharness: ${line}`).join('\n') + '\n'
+}
+
+export function resultJson(r: ChildResult): string {
+  return JSON.stringify({ ...r, stdout: r.stdout.toString('base64'), stderr: r.stderr.toString('base64') }, null, 2) + '\n'
+}
+
+export async function runCommand(argv: string[]): Promise<number> {
+  const { spec, usage, json } = parseRunArgs(argv)
+  const child = startChild(spec)
+  // Forward the signals a terminal or supervisor sends, and wait for the child, as timeout(1) does.
+  const forward = (sig: NodeJS.Signals) => { child.kill(sig) }
+  const forwarded: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']
+  for (const sig of forwarded) process.on(sig, forward)
+  const r = await child.result
+  for (const sig of forwarded) process.off(sig, forward)
+  if (json) process.stdout.write(resultJson(r))
+  else if (r.spawnError || r.timedOut) process.stderr.write(`tileharness run: ${r.diagnostic}\n`)
+  if (usage) process.stderr.write(usageReport(r))
+  return exitStatusOf(r)
+}

@@ -1,0 +1,46 @@
+// Duration and size parsers shared by the CLI commands: `500ms`, `5s`, `2m`, `1h`; `512K`, `2G`.
+
+export class UsageError extends Error {
+  code = 'ERR_USAGE'
+}
+
+const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60000, h: 3600000 }
+
+/** Milliseconds from `500ms`, `5s`, `1.5s`, `2m`, `1h`; a bare number is seconds (as coreutils timeout). */
+export function parseDuration(text: string, what = 'duration'): number {
+  const m = /^(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h)?$/.exec(text.trim())
+  if (!m) throw new UsageError(`invalid ${what} '${text}' (use e.g. 500ms, 5s, 2m)`)
+  const ms = Number(m[1]) * DURATION_MS[m[2] ?? 's']
+  if (!Number.isFinite(ms)) throw new UsageError(`invalid ${what} '${text}'`)
+  return ms
+}
+
+const SIZE: Record<string, number> = { '': 1, B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 }
+
+/** Bytes (or a count) from `512K`, `2G`, `1.5M`, `4096`; K/M/G/T are powers of 1024. */
+export function parseSize(text: string, what = 'size'): number {
+  const m = /^(\d+(?:\.\d+)?)([BKMGT]?)(?:i?B)?$/i.exec(text.trim())
+  if (!m) throw new UsageError(`invalid ${what} '${text}' (use e.g. 4096, 512K, 2G)`)
+  const value = Math.floor(Number(m[1]) * SIZE[m[2].toUpperCase()])
+  if (!Number.isSafeInteger(value)) throw new UsageError(`invalid ${what} '${text}': too large`)
+  return value
+}
+
+/** `name=VALUE` or `name=SOFT:HARD`, each value a size or `unlimited`. */
+export function parseRlimit(text: string): [string, number | 'unlimited' | { soft: number | 'unlimited'; hard: number | 'unlimited' }] {
+  const eq = text.indexOf('=')
+  if (eq <= 0) throw new UsageError(`invalid --rlimit '${text}' (use NAME=VALUE, e.g. as=2G, nofile=256, core=unlimited)`)
+  const name = text.slice(0, eq).toLowerCase().replace(/^rlimit_/, '')
+  const one = (v: string) => (v === 'unlimited' || v === 'infinity' ? 'unlimited' as const : parseSize(v, `--rlimit ${name} value`))
+  const value = text.slice(eq + 1)
+  const colon = value.indexOf(':')
+  if (colon < 0) return [name, one(value)]
+  return [name, { soft: one(value.slice(0, colon)), hard: one(value.slice(colon + 1)) }]
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KiB`
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`
+  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`
+}

@@ -1,0 +1,100 @@
+// `tileharness run` end to end, as a subprocess: output, exit codes, options.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
+import { REPO_ROOT, eventually, processState, script, tempDir } from '../helpers.js'
+
+const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
+const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
+  spawnChildSync({ file: process.execPath, args: [MAIN, ...args], timeout: 60000, ...extra })
+
+t.test('exit status follows coreutils timeout', async t => {
+  const dir = tempDir(t)
+  const noX = script(dir, 'no-x', '#!/bin/sh\n', 0o644)
+  const rows: Array<[string[], number, RegExp | null]> = [
+    [['run', '--', 'sh', '-c', 'exit 7'], 7, null],
+    [['run', 'true'], 0, null],
+    [['run', '--timeout', '100ms', '--', 'sleep', '10'], 124, /^tileharness run: Child timed out\n$/],
+    [['run', '--timeout=0.1', 'sleep', '10'], 124, /Child timed out/],
+    [['run', '--bogus', 'true'], 125, /^tileharness run: unknown option --bogus\n$/],
+    [['run', '--timeout', '5x', 'true'], 125, /^tileharness run: invalid --timeout '5x'/],
+    [['run', '--rlimit', 'bogus=5', 'true'], 125, /^tileharness run: rlimits\.bogus is not a resource limit/],
+    [['run', '--timeout'], 125, /^tileharness run: option --timeout needs a value\n$/],
+    [['run'], 125, /^tileharness run: no command given\n$/],
+    [['frobnicate'], 125, /^tileharness frobnicate: unknown command 'frobnicate'\n$/],
+    [['run', 'th-no-such-program'], 127, /^tileharness run: No such file or directory\n$/],
+    [['run', noX], 126, /^tileharness run: Program could not be executed\n$/],
+    [['run', '--', 'sh', '-c', 'kill -TERM $$'], 143, null],
+    [['run', '--', 'sh', '-c', 'kill -SEGV $$'], 139, null],
+    [['run', '--cwd', '/nonexistent', 'true'], 126, /Couldn't change directory/],
+  ]
+  for (const [args, code, stderr] of rows) {
+    const r = cli(args)
+    t.equal(r.exitCode, code, `${args.join(' ')} -> ${code}`)
+    if (stderr) t.match(r.stderr.toString(), stderr, `${args.join(' ')}: message`)
+    t.notMatch(r.stderr.toString(), /\n\s+at /, 'never a stack trace')
+  }
+})
+
+t.test('stdio is inherited by default', async t => {
+  const r = cli(['run', '--', 'sh', '-c', 'cat; echo to-err >&2'], { input: 'piped in\n' })
+  t.equal(r.stdout.toString(), 'piped in\n')
+  t.equal(r.stderr.toString(), 'to-err\n')
+  const merged = cli(['run', '--merge-stderr', '--', 'sh', '-c', 'echo a; echo b >&2'])
+  t.equal(merged.stdout.toString(), 'a\nb\n')
+  t.equal(merged.stderr.toString(), '')
+})
+
+t.test('--rlimit, --env, --cwd, --setsid reach the child', async t => {
+  const dir = tempDir(t)
+  const r = cli(['run', '--rlimit', 'nofile=64:128', '--rlimit', 'as=2G', '--env', 'TH_X=y z', '--cwd', dir, '--setsid', '--',
+    'sh', '-c', 'ulimit -Sn; ulimit -Hn; ulimit -v; echo "$TH_X"; pwd; ps -o sid= -p $$; echo $$'])
+  const lines = r.stdout.toString().trim().split('\n').map(s => s.trim())
+  t.same(lines.slice(0, 5), ['64', '128', String(2 * 1024 * 1024), 'y z', fs.realpathSync(dir)])
+  t.equal(lines[5], lines[6], 'new session: sid is the child pid')
+  t.match(cli(['run', '--', 'sh', '-c', 'echo $HOME']).stdout.toString(), process.env.HOME!, 'environment inherited')
+})
+
+t.test('--usage reports resource usage on stderr', async t => {
+  const r = cli(['run', '--usage', '--', 'sh', '-c', 'echo hi'])
+  t.equal(r.exitCode, 0)
+  t.equal(r.stdout.toString(), 'hi\n')
+  const report = r.stderr.toString()
+  t.match(report, /^tileharness: wall \d+\.\d{3} s, user \d+\.\d{3} s, sys \d+\.\d{3} s, max RSS [\d.]+ (KiB|MiB)$/m)
+  t.match(report, /^tileharness: page faults \d+ minor, \d+ major; context switches \d+ voluntary, \d+ involuntary; fs \d+ in, \d+ out/m)
+})
+
+t.test('--json prints the whole result', async t => {
+  const r = cli(['run', '--json', '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'])
+  t.equal(r.exitCode, 3)
+  const result = JSON.parse(r.stdout.toString())
+  t.equal(Buffer.from(result.stdout, 'base64').toString(), 'out\n')
+  t.equal(Buffer.from(result.stderr, 'base64').toString(), 'err\n')
+  t.equal(result.exitCode, 3)
+  t.equal(result.launcher, 'posix_spawn')
+  for (const key of ['pid', 'signal', 'coreDumped', 'timedOut', 'spawnError', 'diagnostic', 'rusage', 'durationMs']) t.ok(key in result, key)
+  t.type(result.rusage.maxRSS, 'number')
+  const timedOut = JSON.parse(cli(['run', '--json', '--timeout', '50ms', 'sleep', '5']).stdout.toString())
+  t.equal(timedOut.timedOut, true)
+  t.equal(timedOut.diagnostic, 'Child timed out')
+})
+
+t.test('--kill-after: TERM at the deadline, KILL after the delay', async t => {
+  const r = cli(['run', '--timeout', '100ms', '--kill-after', '200ms', '--setsid', '--json', '--',
+    'sh', '-c', 'trap "" TERM; while :; do sleep 0.05; done'])
+  t.equal(r.exitCode, 124)
+  const result = JSON.parse(r.stdout.toString())
+  t.equal(result.signal, 'SIGKILL')
+  const gentle = JSON.parse(cli(['run', '--timeout', '100ms', '--kill-after', '5s', '--json', 'sleep', '10']).stdout.toString())
+  t.equal(gentle.signal, 'SIGTERM', 'a child that obeys TERM ends with TERM')
+})
+
+t.test('signals sent to tileharness are forwarded to the child', async t => {
+  const run = startChild({ file: process.execPath, args: [MAIN, 'run', '--', 'sh', '-c', 'echo $$; exec sleep 100'], timeout: 60000 })
+  const pid = await new Promise<number>(resolve => run.stdout.once('data', (c: Buffer) => resolve(Number(c.toString().trim()))))
+  run.kill('SIGTERM')
+  const r = await run.result
+  t.equal(r.exitCode, 143, 'exit 128+15: the child died of the forwarded SIGTERM')
+  t.ok(await eventually(() => processState(pid) !== 'alive'))
+})

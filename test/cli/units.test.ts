@@ -1,0 +1,22 @@
+import t from 'tap'
+import { parseDuration, parseRlimit, parseSize } from '../../lib/cli/units.js'
+
+t.test('parseDuration', async t => {
+  const rows: Array<[string, number]> = [['500ms', 500], ['5s', 5000], ['1.5s', 1500], ['2m', 120000], ['1h', 3600000], ['3', 3000], ['0', 0], ['.5s', 500]]
+  for (const [text, ms] of rows) t.equal(parseDuration(text), ms, text)
+  for (const bad of ['', 'x', '5x', '-1s', '1e3', 's', '5 s s', 'Infinity']) t.throws(() => parseDuration(bad), { code: 'ERR_USAGE' }, JSON.stringify(bad))
+})
+
+t.test('parseSize', async t => {
+  const rows: Array<[string, number]> = [['4096', 4096], ['512K', 524288], ['2G', 2147483648], ['1.5M', 1572864], ['2g', 2147483648], ['1KiB', 1024], ['10B', 10]]
+  for (const [text, bytes] of rows) t.equal(parseSize(text), bytes, text)
+  for (const bad of ['', 'K', '-1', '2X', '1e9', '99999999999T']) t.throws(() => parseSize(bad), { code: 'ERR_USAGE' }, JSON.stringify(bad))
+})
+
+t.test('parseRlimit', async t => {
+  t.same(parseRlimit('as=2G'), ['as', 2147483648])
+  t.same(parseRlimit('NOFILE=256'), ['nofile', 256])
+  t.same(parseRlimit('RLIMIT_CORE=unlimited'), ['core', 'unlimited'])
+  t.same(parseRlimit('nofile=64:128'), ['nofile', { soft: 64, hard: 128 }])
+  for (const bad of ['as', '=5', 'as=', 'as=lots']) t.throws(() => parseRlimit(bad), { code: 'ERR_USAGE' }, bad)
+})

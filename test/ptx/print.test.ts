@@ -1,0 +1,128 @@
+// The printer: a module using every part of the model prints exactly as expected and assembles;
+// immediates print exactly; every kind of malformed input is an error naming its field.
+import t from 'tap'
+import {
+  addr, emitPtx, f32, f64, imm, ins, printModule, vec, type Operand, type PtxEntry, type PtxModule,
+  type Statement,
+} from '../../lib/ptx/index.js'
+import { goldenModule, goldenText } from './golden.js'
+import { assemble, isElf, skipWithoutPtxas } from './ptxas.js'
+
+t.test('the golden module prints exactly', async (t) => {
+  t.equal(printModule(goldenModule), goldenText)
+  t.same(emitPtx(goldenModule).warnings, [])
+})
+
+t.test('the golden module assembles', { skip: skipWithoutPtxas }, async (t) => {
+  const { result, cubin, stderr } = assemble(goldenText, 'sm_100')
+  t.equal(result.exitCode, 0, 'ptxas exits 0', { stderr })
+  t.equal(stderr, '', 'without a warning')
+  t.ok(isElf(cubin), 'and writes an ELF cubin')
+})
+
+/** Prints one instruction inside a minimal kernel and returns its line. */
+function printed(operand: Operand): string {
+  const text = printModule(kernel([ins('mov.b32', '%r1', operand)]))
+  const line = text.split('\n').find((l) => l.startsWith('\tmov.b32'))
+  return line?.replace('\tmov.b32 %r1, ', '').replace(/;$/, '') ?? ''
+}
+
+function kernel(body: Statement[], extra: Partial<PtxEntry> = {}): PtxModule {
+  return { target: 'sm_90', functions: [{ kind: 'entry', name: 'k', params: [], body, ...extra }] }
+}
+
+t.test('immediates print exactly', async (t) => {
+  const rows: [Operand, string][] = [
+    [imm(0), '0'],
+    [imm(-1), '-1'],
+    [imm(Number.MAX_SAFE_INTEGER), '9007199254740991'],
+    [imm(2n ** 64n - 1n), '18446744073709551615'],
+    [imm(-(2n ** 63n)), '-9223372036854775808'],
+    [f32(1), '0f3F800000'],
+    [f32(1.5), '0f3FC00000'],
+    [f32(0.1), '0f3DCCCCCD'], // rounded once, to the nearest single
+    [f32(-0), '0f80000000'],
+    [f32(Infinity), '0f7F800000'],
+    [f32(-Infinity), '0fFF800000'],
+    [f32(NaN), '0f7FC00000'],
+    [f32(1e-45), '0f00000001'], // the smallest subnormal
+    [f64(1), '0d3FF0000000000000'],
+    [f64(0.1), '0d3FB999999999999A'],
+    [f64(-2), '0dC000000000000000'],
+    [addr('%rd1'), '[%rd1]'],
+    [addr('%rd1', 0), '[%rd1]'],
+    [addr('%rd1', 12), '[%rd1+12]'],
+    [addr('%rd1', -4), '[%rd1+-4]'],
+    [vec('%r1', '%r2', 3), '{%r1, %r2, 3}'],
+    [{ kind: 'reg', name: '%ctaid.y' }, '%ctaid.y'],
+  ]
+  for (const [operand, text] of rows) t.equal(printed(operand), text, text)
+})
+
+interface BadRow {
+  name: string
+  module: unknown
+  error: { name: string; code: string; message: RegExp }
+}
+
+const entry = (fields: Record<string, unknown>): unknown => ({
+  target: 'sm_90', functions: [{ kind: 'entry', name: 'k', params: [], body: [], ...fields }],
+})
+const body = (...statements: unknown[]): unknown => entry({ body: statements })
+const inst = (opcode: unknown, ...operands: unknown[]): unknown => ({ kind: 'inst', opcode, operands })
+
+const range = (code: string, message: RegExp) => ({ name: 'RangeError', code, message })
+const type = (message: RegExp) => ({ name: 'TypeError', code: 'ERR_PTX_INVALID_ARG_TYPE', message })
+
+const bad: BadRow[] = [
+  { name: 'module not an object', module: null, error: type(/^module: /) },
+  { name: 'unknown target', module: { target: 'sm_89', functions: [] }, error: range('ERR_PTX_UNKNOWN_TARGET', /^target: unknown GPU target "sm_89"/) },
+  { name: 'functions not an array', module: { target: 'sm_90', functions: {} }, error: type(/^functions: /) },
+  { name: 'address size 32', module: { target: 'sm_90', addressSize: 32, functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^addressSize: only 64/) },
+  { name: 'unknown function kind', module: { target: 'sm_90', functions: [{ kind: 'kernel', name: 'k' }] }, error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.kind: /) },
+  { name: 'function name with a dash', module: entry({ name: 'my-kernel' }), error: range('ERR_PTX_INVALID_IDENTIFIER', /^functions\[0\]\.name: "my-kernel" is not a PTX identifier/) },
+  { name: 'function name starting with a digit', module: entry({ name: '1k' }), error: range('ERR_PTX_INVALID_IDENTIFIER', /^functions\[0\]\.name: /) },
+  { name: 'lone underscore', module: entry({ name: '_' }), error: range('ERR_PTX_INVALID_IDENTIFIER', /^functions\[0\]\.name: /) },
+  { name: 'function name not a string', module: entry({ name: 7 }), error: type(/^functions\[0\]\.name: /) },
+  { name: 'bad linkage', module: entry({ linkage: 'static' }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.linkage: /) },
+  { name: 'param type', module: entry({ params: [{ name: 'p', type: 'u128' }] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.params\[0\]\.type: "u128" is not a PTX fundamental type/) },
+  { name: 'param alignment', module: entry({ params: [{ name: 'p', type: 'b8', align: 3, length: 4 }] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.params\[0\]\.align: alignment must be a power of two/) },
+  { name: '.ptr on a 32-bit param', module: entry({ params: [{ name: 'p', type: 'u32', ptr: { space: 'global' } }] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.params\[0\]\.ptr: \.ptr needs a 64-bit/) },
+  { name: '.ptr on a func param', module: { target: 'sm_90', functions: [{ kind: 'func', name: 'f', params: [{ name: 'p', type: 'u64', ptr: { space: 'global' } }] }] }, error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.params\[0\]\.ptr: \.ptr is only allowed on \.entry/) },
+  { name: '.ptr space', module: entry({ params: [{ name: 'p', type: 'u64', ptr: { space: 'texture' } }] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.params\[0\]\.ptr\.space: /) },
+  { name: 'duplicate function', module: { target: 'sm_90', functions: [{ kind: 'entry', name: 'k', params: [], body: [] }, { kind: 'entry', name: 'k', params: [], body: [] }] }, error: range('ERR_PTX_DUPLICATE_NAME', /^functions\[1\]\.name: "k" is declared twice/) },
+  { name: 'variable clashing with a function', module: { target: 'sm_90', variables: [{ space: 'global', name: 'k', type: 'u32' }], functions: [{ kind: 'entry', name: 'k', params: [], body: [] }] }, error: range('ERR_PTX_DUPLICATE_NAME', /^functions\[0\]\.name: /) },
+  { name: 'module-level .local', module: { target: 'sm_90', variables: [{ space: 'local', name: 'v', type: 'u32' }], functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^variables\[0\]\.space: \.local is not allowed here/) },
+  { name: 'initialized .shared', module: { target: 'sm_90', variables: [{ space: 'shared', name: 'v', type: 'u32', init: [1] }], functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^variables\[0\]\.init: \.shared variables cannot be initialized/) },
+  { name: 'initialized .extern', module: { target: 'sm_90', variables: [{ space: 'global', linkage: 'extern', name: 'v', type: 'u32', init: [1] }], functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^variables\[0\]\.init: an \.extern/) },
+  { name: 'too many initializers', module: { target: 'sm_90', variables: [{ space: 'const', name: 'v', type: 'u32', length: 2, init: [1, 2, 3] }], functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^variables\[0\]\.init: 3 initializers for 2 elements/) },
+  { name: 'initializer beyond 64 bits', module: { target: 'sm_90', variables: [{ space: 'const', name: 'v', type: 'u64', init: [2n ** 64n] }], functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^variables\[0\]\.init\[0\]\.value: /) },
+  { name: 'array length 0', module: { target: 'sm_90', variables: [{ space: 'global', name: 'v', type: 'u32', length: 0 }], functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^variables\[0\]\.length: /) },
+  { name: 'body not an array', module: entry({ body: 'ret;' }), error: type(/^functions\[0\]\.body: /) },
+  { name: 'statement kind', module: body({ kind: 'asm', text: 'ret;' }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.kind: unknown statement kind "asm"/) },
+  { name: 'opcode with a space', module: body(inst('ret; exit')), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.opcode: /) },
+  { name: 'opcode in upper case', module: body(inst('RET')), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.opcode: /) },
+  { name: 'opcode not a string', module: body(inst(undefined)), error: type(/^functions\[0\]\.body\[0\]\.opcode: /) },
+  { name: 'register with a semicolon', module: body(inst('mov.u32', { kind: 'reg', name: '%r1;' }, { kind: 'imm', value: 1 })), error: range('ERR_PTX_INVALID_IDENTIFIER', /^functions\[0\]\.body\[0\]\.operands\[0\]\.name: /) },
+  { name: 'operand kind', module: body(inst('mov.u32', { kind: 'label' })), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.operands\[0\]\.kind: /) },
+  { name: 'unsafe integer', module: body(inst('mov.u64', { kind: 'reg', name: '%rd1' }, { kind: 'imm', value: 2 ** 53 })), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.operands\[1\]\.value: expected a safe integer/) },
+  { name: 'fractional integer', module: body(inst('mov.u32', { kind: 'reg', name: '%r1' }, { kind: 'imm', value: 0.5 })), error: range('ERR_PTX_INVALID_VALUE', /operands\[1\]\.value: /) },
+  { name: 'bigint float', module: body(inst('mov.f32', { kind: 'reg', name: '%f1' }, { kind: 'imm', value: 1n, type: 'f32' })), error: type(/operands\[1\]\.value: expected a number for an f32 immediate/) },
+  { name: 'immediate type', module: body(inst('mov.f32', { kind: 'reg', name: '%f1' }, { kind: 'imm', value: 1, type: 'f16' })), error: range('ERR_PTX_INVALID_VALUE', /operands\[1\]\.type: /) },
+  { name: 'address offset', module: body(inst('ld.u32', { kind: 'reg', name: '%r1' }, { kind: 'addr', base: '%rd1', offset: 1.5 })), error: range('ERR_PTX_INVALID_VALUE', /operands\[1\]\.offset: /) },
+  { name: 'nested vector element', module: body(inst('mov.b64', { kind: 'vec', elems: [{ kind: 'reg', name: 'bad name' }] })), error: range('ERR_PTX_INVALID_IDENTIFIER', /operands\[0\]\.elems\[0\]\.name: /) },
+  { name: 'guard register', module: body({ kind: 'inst', opcode: 'ret', operands: [], guard: { pred: '!%p1' } }), error: range('ERR_PTX_INVALID_IDENTIFIER', /^functions\[0\]\.body\[0\]\.guard\.pred: /) },
+  { name: 'register count 0', module: body({ kind: 'reg', type: 'b32', name: '%r', count: 0 }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.count: /) },
+  { name: 'label name', module: body({ kind: 'label', name: 'L 1' }), error: range('ERR_PTX_INVALID_IDENTIFIER', /^functions\[0\]\.body\[0\]\.name: /) },
+  { name: 'pragma with a quote', module: body({ kind: 'pragma', value: 'nounroll"; ret; //' }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.value: a pragma must be/) },
+  { name: 'empty pragma', module: entry({ pragmas: [''] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.pragmas\[0\]: /) },
+  { name: 'module pragma with a newline', module: { target: 'sm_90', pragmas: ['a\nb'], functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^pragmas\[0\]: /) },
+  { name: 'two-line comment', module: body({ kind: 'comment', text: 'a\nret;' }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.text: a comment must be one line/) },
+  { name: 'local .global variable', module: body({ kind: 'var', variable: { space: 'global', name: 'g', type: 'u32' } }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.variable\.space: \.global is not allowed here/) },
+  { name: 'nested block statement', module: body({ kind: 'block', body: [{ kind: 'inst', opcode: 'r e t', operands: [] }] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.body\[0\]\.opcode: /) },
+  { name: 'too-old version', module: { target: 'sm_110', version: '8.8', functions: [] }, error: range('ERR_PTX_VERSION_TOO_OLD', /^version: PTX ISA 8\.8 is too old for target sm_110/) },
+]
+
+t.test('malformed modules are errors naming the field', async (t) => {
+  for (const row of bad) t.throws(() => printModule(row.module as PtxModule), row.error, row.name)
+})
