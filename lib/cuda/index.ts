@@ -38,7 +38,7 @@ export {
   DEFAULT_OPT_LEVEL,
   type PtxasArgvOptions,
 } from './ptxas-argv.js'
-export { cubinExtent, splitMergedOutput, ELF_MAGIC, EM_CUDA, type SplitOutput } from './merged-output.js'
+export { cubinExtent, splitMergedOutput, type SplitOutput } from './merged-output.js'
 export { decodeToolResult, type ToolStatus, type ToolVerdict } from './tool-status.js'
 export {
   runPtxas,

@@ -5,17 +5,14 @@
 // magic anywhere, and accept it only where a whole, well-formed ELF64 cubin header, section table
 // and program header table fit, so stray text can't be taken for a cubin or cut one short.
 
-export const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46])
-/** e_machine of a cubin. */
-export const EM_CUDA = 190
+import {
+  ELF64_EHDR_SIZE as EHDR_SIZE, ELF64_SHDR_SIZE as SHDR_SIZE, ELF_MAGIC as MAGIC_BYTES, ELFCLASS64, ELFDATA2LSB,
+  EM_CUDA, EV_CURRENT, SHT_NOBITS,
+} from '../elf/constants.js'
 
-const ELFCLASS64 = 2
-const ELFDATA2LSB = 1
-const EV_CURRENT = 1
-const EHDR_SIZE = 64
-const SHDR_SIZE = 64
+const ELF_MAGIC = Buffer.from(MAGIC_BYTES)
+/** Elf64_Phdr; lib/elf has no use for program headers, so the size lives here. */
 const PHDR_SIZE = 56
-const SHT_NOBITS = 8
 
 /**
  * Length in bytes of the ELF64 little-endian EM_CUDA object starting at `at`, or -1 when what

@@ -97,9 +97,9 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
     return result.stdout.toString('utf8')
   }
   const versionText = ask('--version')
-  const options_ = parsePtxasHelp(ask('--help'))
+  const helpOptions = parsePtxasHelp(ask('--help'))
   const ptxIsaVersions = parsePtxasVersionList(ask('--list-version'))
-  const probe = makeProbe({ path, ...parsePtxasVersion(versionText), versionText, options: options_, ptxIsaVersions })
+  const probe = makeProbe({ path, ...parsePtxasVersion(versionText), versionText, options: helpOptions, ptxIsaVersions })
   cache.set(key, probe)
   return probe
 }

@@ -148,6 +148,8 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
   // Build once with a stand-in input so every argv error is thrown before a temp file exists.
   buildPtxasArgv({ ...argvOptions, inputFile: '/' })
 
+  const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
+
   if (options.validateKnobs === true) {
     const knobs = knobsFileFromEnv(options.env ?? process.env)
     if (knobs !== null) validateKnobFile(knobs)
@@ -155,7 +157,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
   return {
     argvOptions,
     inputRoute,
-    inputBaseName: checkBaseName('inputBaseName', options.inputBaseName ?? 'module'),
+    inputBaseName,
     tempRoot: options.tempRoot,
     program,
     env: options.env,

@@ -67,11 +67,15 @@ t.test('findTool: PATH first, then <root>/bin', async (t) => {
 t.test('searchPath follows execvp: empty entries are the current directory', async (t) => {
   const dir = scratchDir(t)
   const tool = fakeTool(dir, 'mytool', 'exit 0')
+  const cwd = process.cwd()
   process.chdir(dir)
-  t.teardown(() => process.chdir(t.testdirName ? process.cwd() : process.cwd()))
-  t.equal(searchPath('mytool', { PATH: ':/nonexistent' }), tool, 'leading empty entry')
-  t.equal(searchPath('mytool', { PATH: '/nonexistent:' }), tool, 'trailing empty entry')
-  t.equal(searchPath('mytool', { PATH: '/nonexistent' }), null)
+  try {
+    t.equal(searchPath('mytool', { PATH: ':/nonexistent' }), tool, 'leading empty entry')
+    t.equal(searchPath('mytool', { PATH: '/nonexistent:' }), tool, 'trailing empty entry')
+    t.equal(searchPath('mytool', { PATH: '/nonexistent' }), null)
+  } finally {
+    process.chdir(cwd)
+  }
   t.equal(searchPath(tool, { PATH: '' }), tool, 'a path with a / is not searched')
   t.equal(searchPath('', { PATH: dir }), null)
 })

@@ -1,0 +1,143 @@
+import t from 'tap'
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import {
+  probePtxas,
+  clearPtxasProbeCache,
+  parsePtxasHelp,
+  parsePtxasVersion,
+  parsePtxasVersionList,
+  PtxasProbeError,
+} from '../../lib/cuda/index.js'
+import { fakeTool, scratchDir, skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
+
+// An excerpt of `ptxas --help` from CUDA 13.0, the shapes its option lines take.
+const HELP = `
+Usage  : ptxas [options] <ptx file>,...
+
+Options
+=======
+
+--compile-only                                      (-c)                        
+        Generate relocatable object.
+
+--gpu-name <gpu name>                               (-arch)                     
+        Specify name of NVIDIA GPU to generate code for.
+
+--input-as-string <ptx string>,...                  (-ias)                      
+        This option allows ptx modules to be passed directly as strings instead of
+        via files.
+
+--legacy-bar-warp-wide-behavior                     (-legacy-bar-warp-wide-behavior)
+        This option will cause PTXAS to retain legacy behavior.
+
+--opt-level <N>                                     (-O)                        
+        Specify optimization level.
+        Default value:  3.
+`
+
+const VERSION = `ptxas: NVIDIA (R) Ptx optimizing assembler
+Copyright (c) 2005-2025 NVIDIA Corporation
+Built on Wed_Aug_20_01:55:12_PM_PDT_2025
+Cuda compilation tools, release 13.0, V13.0.88
+Build cuda_13.0.r13.0/compiler.36424714_0
+`
+
+t.test('parsing --help, --version and --list-version', async (t) => {
+  t.same(parsePtxasHelp(HELP), [
+    { long: '--compile-only', short: '-c', argument: null },
+    { long: '--gpu-name', short: '-arch', argument: '<gpu name>' },
+    { long: '--input-as-string', short: '-ias', argument: '<ptx string>,...' },
+    { long: '--legacy-bar-warp-wide-behavior', short: '-legacy-bar-warp-wide-behavior', argument: null },
+    { long: '--opt-level', short: '-O', argument: '<N>' },
+  ])
+  t.same(parsePtxasVersion(VERSION), { version: '13.0.88', release: '13.0' })
+  t.same(parsePtxasVersion('something else'), { version: null, release: null })
+  t.same(parsePtxasVersionList('1.0\n8.8\n9.0\n\n'), ['1.0', '8.8', '9.0'])
+})
+
+t.test('probePtxas on the real ptxas: version, options, ISA list', skipWithoutPtxas, async (t) => {
+  clearPtxasProbeCache()
+  const probe = probePtxas()
+  if (probe === null) throw new Error('ptxas on PATH but not probed')
+  t.equal(probe.path, PTXAS, 'the binary found on PATH')
+  t.match(probe.release, /^\d+\.\d+$/)
+  t.match(probe.version, /^\d+\.\d+\.\d+$/)
+  t.comment(`ptxas ${probe.version} at ${probe.path}: ${probe.options.length} options`)
+  t.ok(probe.options.length > 40, 'the whole option table')
+  t.ok(probe.ptxIsaVersions.includes('7.8'))
+
+  const rows: Array<[string, boolean]> = [
+    ['--input-as-string', true],
+    ['-ias', true],
+    ['--opt-level=3', true],
+    ['-O3', true],
+    ['-arch', true],
+    ['--gpu-name', true],
+    ['--arch', false], // ptxas: "Unknown option '-arch'" for --arch
+    ['-gpu-name', false],
+    ['--output-file', true],
+    ['gpu-name', true],
+    ['--nonexistent-option', false],
+  ]
+  for (const [option, accepted] of rows) t.equal(probe.accepts(option), accepted, option)
+  if (probe.release === '13.0') {
+    t.equal(probe.accepts('--knobs-file'), false, '--knobs-file is unknown to ptxas 13.0, up front')
+    t.equal(probe.accepts('--knobs-file=/etc/k.cfg'), false)
+    t.same(probe.ptxIsaVersions.at(-1), '9.0', 'ptxas 13.0 accepts .version up to 9.0')
+  }
+})
+
+t.test('probes are cached per binary', async (t) => {
+  const dir = scratchDir(t)
+  const bin = join(dir, 'bin')
+  mkdirSync(bin)
+  const count = join(dir, 'count')
+  const fake = fakeTool(bin, 'ptxas', [
+    `echo x >> '${count}'`,
+    'case "$1" in',
+    '  --version) echo "Cuda compilation tools, release 99.1, V99.1.7" ;;',
+    '  --help) printf -- "--fancy-new <N>   (-fn)\\n--knobs-file <file>   (-knobs)\\n" ;;',
+    '  --list-version) printf "9.0\\n9.9\\n" ;;',
+    '  *) exit 255 ;;',
+    'esac',
+  ].join('\n'))
+  const runs = () => readFileLines(count)
+  clearPtxasProbeCache()
+  const env = { PATH: bin }
+  const first = probePtxas({ env })
+  t.equal(first?.path, fake)
+  t.equal(first?.version, '99.1.7')
+  t.ok(first?.accepts('--knobs-file'), 'a ptxas that has it says so')
+  t.ok(first?.accepts('-fn'))
+  t.same(first?.ptxIsaVersions, ['9.0', '9.9'])
+  t.equal(runs(), 3, '--version, --help, --list-version')
+  t.equal(probePtxas({ env }), first, 'second call: cached object')
+  t.equal(probePtxas({ ptxas: fake, env: {} }), first, 'same binary by path: cached')
+  t.equal(runs(), 3, 'no more runs')
+  appendFileSync(fake, '\n# changed\n')
+  const again = probePtxas({ env })
+  t.not(again, first, 'a binary changed in place is probed again')
+  t.equal(runs(), 6)
+  t.ok(Object.isFrozen(first), 'probes are immutable')
+})
+
+t.test('probePtxas: none found, and one that does not answer', async (t) => {
+  const dir = scratchDir(t)
+  clearPtxasProbeCache()
+  t.equal(probePtxas({ env: { PATH: dir } }), null, 'no ptxas: null')
+  t.equal(probePtxas({ ptxas: join(dir, 'nope') }), null, 'no such path: null')
+  const broken = fakeTool(dir, 'ptxas', 'echo "broken install" >&2; exit 255')
+  t.throws(() => probePtxas({ ptxas: broken }), PtxasProbeError)
+  t.throws(() => probePtxas({ ptxas: broken }), { message: `${broken} --version failed: exit status 255` })
+  t.throws(() => probePtxas({ ptxas: '' }), { code: 'ERR_INVALID_ARG_VALUE', field: 'ptxas' })
+  t.throws(() => probePtxas({ timeout: -5 }), { code: 'ERR_OUT_OF_RANGE', field: 'timeout' })
+})
+
+function readFileLines(path: string): number {
+  try {
+    return (readFileSync(path, 'utf8').match(/\n/g) ?? []).length
+  } catch {
+    return 0
+  }
+}

@@ -1,0 +1,102 @@
+// How a finished ptxas child is read: the cubin locator and the seed's exit-code table, on
+// synthetic harness results (no ptxas needed; the real-ptxas rows are in ptxas.test.ts).
+import t from 'tap'
+import { cubinExtent, splitMergedOutput, interpretPtxasResult, decodeToolResult } from '../../lib/cuda/index.js'
+import { DIAGNOSTIC } from '../../lib/spawn/index.js'
+import { fakeResult, syntheticCubin } from '../fixtures/cuda/helpers.js'
+
+const CUBIN = syntheticCubin(Buffer.from('\x7fELF inside the payload is not a second cubin'))
+const WARN = Buffer.from('ptxas warning : For profile sm_100 adjusting per thread register count of 16 to lower bound of 24\n')
+const context = { argv: ['ptxas'], inputRoute: 'argv' as const }
+
+t.test('cubinExtent: the whole object, or -1', async (t) => {
+  t.equal(cubinExtent(CUBIN), CUBIN.length, 'a whole cubin')
+  t.equal(cubinExtent(Buffer.concat([WARN, CUBIN]), WARN.length), CUBIN.length, 'at an offset')
+  const corrupt = (edit: (b: Buffer) => void) => {
+    const b = Buffer.from(CUBIN)
+    edit(b)
+    return cubinExtent(b)
+  }
+  const rows: Array<[string, number]> = [
+    ['truncated by one byte', cubinExtent(CUBIN.subarray(0, CUBIN.length - 1))],
+    ['only the header', cubinExtent(CUBIN.subarray(0, 64))],
+    ['not ELF', corrupt((b) => b.write('XELF', 0, 'latin1'))],
+    ['32-bit class', corrupt((b) => (b[4] = 1))],
+    ['big-endian', corrupt((b) => (b[5] = 2))],
+    ['not EM_CUDA (x86-64)', corrupt((b) => b.writeUInt16LE(62, 18))],
+    ['section table past the end', corrupt((b) => b.writeBigUInt64LE(BigInt(b.length), 40))],
+    ['section data past the end', corrupt((b) => b.writeBigUInt64LE(0xffffn, b.readUInt32LE(40) + 64 + 32))],
+    ['huge offset', corrupt((b) => b.writeBigUInt64LE(0xffffffffffffffffn, 32))],
+    ['shstrndx out of range', corrupt((b) => b.writeUInt16LE(9, 62))],
+  ]
+  for (const [name, extent] of rows) t.equal(extent, -1, name)
+})
+
+t.test('splitMergedOutput: the ELF found by its magic, the text around it is the diagnostic', async (t) => {
+  const rows: Array<[string, Buffer, Buffer | null, string]> = [
+    ['cubin only', CUBIN, CUBIN, ''],
+    ['warnings before the cubin', Buffer.concat([WARN, CUBIN]), CUBIN, WARN.toString()],
+    ['text before and after', Buffer.concat([WARN, CUBIN, Buffer.from('late note\n')]), CUBIN, `${WARN}late note\n`],
+    ['a stray magic in the text is skipped', Buffer.concat([Buffer.from('junk \x7fELF junk\n'), CUBIN]), CUBIN, 'junk \x7fELF junk\n'],
+    ['text only (a failed compile)', WARN, null, WARN.toString()],
+    ['a cut-off cubin is no cubin', Buffer.concat([WARN, CUBIN.subarray(0, 100)]), null, Buffer.concat([WARN, CUBIN.subarray(0, 100)]).toString()],
+    ['empty', Buffer.alloc(0), null, ''],
+  ]
+  for (const [name, merged, cubin, diagnostics] of rows) {
+    const split = splitMergedOutput(merged)
+    t.same(split.cubin, cubin, `${name}: cubin`)
+    t.equal(split.diagnostics.toString(), diagnostics, `${name}: diagnostics`)
+  }
+})
+
+t.test("decodeToolResult: the seed's exit-code table", async (t) => {
+  const enoent = { stage: 'exec' as const, code: 'ENOENT', errno: 2, message: "Couldn't execute 'ptxas': No such file or directory" }
+  const eacces = { stage: 'exec' as const, code: 'EACCES', errno: 13, message: "Couldn't execute 'ptxas': Permission denied" }
+  const e2big = { stage: 'exec' as const, code: 'E2BIG', errno: 7, message: "Couldn't execute 'ptxas': Argument list too long" }
+  const pipe = { stage: 'pipe' as const, code: 'EMFILE', errno: 24, message: "Couldn't create a pipe: Too many open files" }
+  const rows: Array<[string, Parameters<typeof fakeResult>[0], string, string]> = [
+    ['exit 0', { exitCode: 0 }, 'ok', ''],
+    ['exit 1', { exitCode: 1 }, 'failed', 'ptxas exited with status 1'],
+    ['exit 255 (every ptxas failure)', { exitCode: 255 }, 'failed', 'ptxas exited with status 255'],
+    ['exit 125', { exitCode: 125 }, 'failed', 'ptxas exited with status 125'],
+    ['exit 126 from a wrapper', { exitCode: 126 }, 'not-executable', DIAGNOSTIC.couldNotExecute],
+    ['exit 127 from a wrapper', { exitCode: 127 }, 'not-found', DIAGNOSTIC.notFound],
+    ['exec ENOENT', { exitCode: 127, spawnError: enoent, diagnostic: DIAGNOSTIC.notFound }, 'not-found', DIAGNOSTIC.notFound],
+    ['exec EACCES', { exitCode: 126, spawnError: eacces, diagnostic: DIAGNOSTIC.couldNotExecute }, 'not-executable', DIAGNOSTIC.couldNotExecute],
+    ['exec E2BIG is about the argv, not the program', { exitCode: 126, spawnError: e2big, diagnostic: DIAGNOSTIC.couldNotExecute }, 'spawn-failed', e2big.message],
+    ['pipe failure', { exitCode: null, spawnError: pipe, diagnostic: pipe.message }, 'spawn-failed', pipe.message],
+    ['signal', { exitCode: null, signal: 'SIGSEGV', coreDumped: true, diagnostic: 'Segmentation fault (core dumped)' }, 'signaled', 'Segmentation fault (core dumped)'],
+    ['timeout', { exitCode: null, signal: 'SIGKILL', timedOut: true, diagnostic: DIAGNOSTIC.timedOut }, 'timed-out', DIAGNOSTIC.timedOut],
+    ["timeout, wouldn't die", { exitCode: null, timedOut: true, diagnostic: DIAGNOSTIC.wouldntDie }, 'timed-out', DIAGNOSTIC.wouldntDie],
+    ['aborted by the caller (async)', { exitCode: null, signal: 'SIGKILL', aborted: true, diagnostic: DIAGNOSTIC.aborted }, 'aborted', DIAGNOSTIC.aborted],
+  ]
+  for (const [name, overrides, status, message] of rows) {
+    const verdict = decodeToolResult('ptxas', fakeResult(overrides))
+    t.same(verdict, { status, message }, name)
+    t.notMatch(verdict.message, /crash/i, `${name}: never "crashed"`)
+  }
+})
+
+t.test('interpretPtxasResult: cubin only on a clean exit 0, stderr always verbatim', async (t) => {
+  const stderr = Buffer.from('  ptxas fatal   : Unresolved extern function \'f\'\r\n\n')
+  const rows: Array<[string, Parameters<typeof fakeResult>[0], boolean, string, Buffer | null, string]> = [
+    ['separate: exit 0, stdout is the cubin', { stdout: CUBIN, stderr: WARN }, false, 'ok', CUBIN, WARN.toString()],
+    ['separate: exit 0 with nothing on stdout', { stdout: Buffer.alloc(0) }, false, 'no-cubin', null, ''],
+    ['separate: exit 0, trailing bytes after the ELF', { stdout: Buffer.concat([CUBIN, Buffer.from('x')]) }, false, 'no-cubin', null, ''],
+    ['separate: exit 0, truncated by maxBuffer', { stdout: CUBIN, stdoutTruncated: true }, false, 'no-cubin', null, ''],
+    ['separate: exit 255, stderr untouched (not trimmed)', { exitCode: 255, stderr }, false, 'failed', null, stderr.toString()],
+    ['separate: exit 255 with a cubin on stdout: still no cubin', { exitCode: 255, stdout: CUBIN, stderr }, false, 'failed', null, stderr.toString()],
+    ['merged: warnings then cubin', { stdout: Buffer.concat([WARN, CUBIN]) }, true, 'ok', CUBIN, WARN.toString()],
+    ['merged: failure, the whole buffer is the diagnostic', { exitCode: 255, stdout: stderr }, true, 'failed', null, stderr.toString()],
+    ['merged: exit 0 but only text', { stdout: WARN }, true, 'no-cubin', null, WARN.toString()],
+    ['timeout: no cubin even if some bytes came', { exitCode: null, signal: 'SIGKILL', timedOut: true, diagnostic: 'Child timed out', stdout: CUBIN.subarray(0, 10) }, false, 'timed-out', null, ''],
+  ]
+  for (const [name, overrides, mergeStderr, status, cubin, diagnostics] of rows) {
+    const run = interpretPtxasResult(fakeResult(overrides), { ...context, mergeStderr })
+    t.equal(run.status, status, `${name}: status`)
+    t.equal(run.ok, status === 'ok', `${name}: ok`)
+    t.same(run.cubin, cubin, `${name}: cubin`)
+    t.equal(run.diagnostics, diagnostics, `${name}: diagnostics`)
+    t.same(run.diagnosticBytes, Buffer.from(diagnostics), `${name}: diagnostic bytes`)
+  }
+})
