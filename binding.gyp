@@ -9,16 +9,57 @@
         "native/waiter.cc",
         "native/async.cc"
       ],
-      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
-      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "_GNU_SOURCE"],
-      "cflags!": ["-fno-exceptions"],
-      "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
-      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")"
+      ],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_CPP_EXCEPTIONS",
+        "_GNU_SOURCE"
+      ],
+      "cflags!": [
+        "-fno-exceptions"
+      ],
+      "cflags_cc!": [
+        "-fno-exceptions",
+        "-fno-rtti"
+      ],
+      "cflags_cc": [
+        "-std=c++17",
+        "-fexceptions",
+        "-Wall",
+        "-Wextra",
+        "-Wno-missing-field-initializers"
+      ],
       "conditions": [
-        ["sanitize==1", {
-          "cflags_cc": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"],
-          "ldflags": ["-fsanitize=address,undefined"]
-        }]
+        [
+          "sanitize==1",
+          {
+            "cflags_cc": [
+              "-fsanitize=address,undefined",
+              "-fno-omit-frame-pointer",
+              "-g"
+            ],
+            "ldflags": [
+              "-fsanitize=address,undefined"
+            ]
+          }
+        ]
+      ]
+    },
+    {
+      "target_name": "tileharness-exec",
+      "type": "executable",
+      "sources": [
+        "native/exec-helper.c"
+      ],
+      "cflags": [
+        "-O2",
+        "-Wall",
+        "-Wextra"
+      ],
+      "ldflags": [
+        "-static"
       ]
     }
   ],

@@ -92,6 +92,15 @@ void ParseSpec(Napi::Env env, Napi::Object o, LaunchSpec &spec, WaitOptions &wai
       spec.io[i].append = GetBool(so, "append");
     }
   }
+  Napi::Value helper = o.Get("helper");
+  if (helper.IsString()) {
+    // measure: run the helper, which runs `file` (looked up on the child's PATH by the helper).
+    spec.measure = true;
+    std::string target = spec.file;
+    spec.file = helper.As<Napi::String>().Utf8Value();
+    spec.argv.insert(spec.argv.begin(), target);
+    spec.argv.insert(spec.argv.begin(), spec.file);
+  }
   spec.setsid = GetBool(o, "setsid");
   spec.deathSignal = GetBool(o, "deathSignal");
   Napi::Value rl = o.Get("rlimits");

@@ -213,6 +213,7 @@ class AsyncChild {
         r = wait4(child_.pid, &outcome_.status, 0, &outcome_.usage);
       } while (r < 0 && errno == EINTR);
       outcome_.haveStatus = r == child_.pid;
+      ApplyHelperReport(child_, outcome_);
     }
     owner_->live.erase(this);
     Detach();
@@ -229,6 +230,7 @@ class AsyncChild {
   }
 
   void CloseAll() {
+    CloseFd(child_.reportR);
     StopAndClose(&pidPoll_, child_.pidfd);
     StopAndClose(&outPoll_, child_.stdoutR);
     StopAndClose(&errPoll_, child_.stderrR);

@@ -76,21 +76,23 @@ struct FdGuard {
 // Moves fd to a number >= 3 (close-on-exec), so that the dup2 onto 0..2 in the child can never
 // overwrite a source it has yet to use: with every source above 2, the targets can be filled in
 // order 0, 1, 2 with no shuffle.
-bool LiftAboveStdio(int &fd) {
-  if (fd >= 3) return true;
-  int lifted = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+bool LiftAboveStdio(int &fd, int lowest = 3) {
+  if (fd >= lowest) return true;
+  int lifted = fcntl(fd, F_DUPFD_CLOEXEC, lowest);
   if (lifted < 0) return false;
   close(fd);
   fd = lifted;
   return true;
 }
 
-bool MakePipe(int &readEnd, int &writeEnd) {
+// Both ends land at `lowest` or above (3 by default: see LiftAboveStdio; 4 for pipes that must
+// not sit where a measured child's report fd goes).
+bool MakePipe(int &readEnd, int &writeEnd, int lowest = 3) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) return false;
   readEnd = p[0];
   writeEnd = p[1];
-  if (!LiftAboveStdio(readEnd) || !LiftAboveStdio(writeEnd)) {
+  if (!LiftAboveStdio(readEnd, lowest) || !LiftAboveStdio(writeEnd, lowest)) {
     int e = errno;
     CloseFd(readEnd);
     CloseFd(writeEnd);
@@ -179,6 +181,7 @@ struct ChildPlan {
   const struct rlimit *limits;
   const int *limitResources;
   size_t limitCount;
+  int reportFd;  // measure: the report pipe's write end, to be placed at kReportFd; else -1
   struct sigaction defaultAction;
   sigset_t emptyMask;
   int errFd;
@@ -249,6 +252,13 @@ __attribute__((noinline)) int ChildMain(void *arg) {
     }
   }
 
+  if (plan->reportFd >= 0) {
+    // After 0..2 are in place, so it cannot disturb a source they needed. dup2 onto itself would
+    // keep close-on-exec, so clear the flag instead.
+    if (plan->reportFd == kReportFd) fcntl(kReportFd, F_SETFD, 0);
+    else if (dup2(plan->reportFd, kReportFd) < 0) ChildFail(plan, Stage::Dup2, errno, kReportFd);
+  }
+
   if (plan->cwd && chdir(plan->cwd) < 0) ChildFail(plan, Stage::Chdir, errno);
 
   for (size_t i = 0; i < plan->limitCount; i++)
@@ -257,9 +267,10 @@ __attribute__((noinline)) int ChildMain(void *arg) {
 
   if (plan->setsid && setsid() < 0) ChildFail(plan, Stage::Setsid, errno);
 
-  // Only 0..2 (and the error channel, until exec closes it) survive.
-  if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-    for (int fd = 3; fd < 65536; fd++)
+  // Only 0..2 (and the report fd when measuring; the error channel until exec closes it) survive.
+  unsigned first = plan->reportFd >= 0 ? kReportFd + 1 : 3;
+  if (syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+    for (int fd = static_cast<int>(first); fd < 65536; fd++)
       if (fd != plan->errFd) close(fd);
   }
 
@@ -298,9 +309,19 @@ struct CStrings {
 struct ChildFds {
   int src[3] = {-1, -1, -1};
   int owned[3] = {-1, -1, -1};  // fds Launch created and must close after the spawn
+  int reportW = -1;             // measure: the child's end of the report pipe
 };
 
 bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, FdGuard &guard) {
+  if (spec.measure) {
+    if (!MakePipe(out.reportR, fds.reportW)) {
+      out.stage = Stage::Pipe;
+      out.err = errno;
+      return false;
+    }
+    guard.fds.push_back(&fds.reportW);
+    fcntl(out.reportR, F_SETFL, fcntl(out.reportR, F_GETFL) | O_NONBLOCK);
+  }
   for (int target = 0; target < 3; target++) {
     const StdioSpec &io = spec.io[target];
     if (io.kind == StdioKind::Pipe) {
@@ -406,7 +427,8 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
     }
     posix_spawn_file_actions_addfchdir_np(&sa.actions, cwdFd);
   }
-  posix_spawn_file_actions_addclosefrom_np(&sa.actions, 3);
+  if (fds.reportW >= 0) posix_spawn_file_actions_adddup2(&sa.actions, fds.reportW, kReportFd);  // clears CLOEXEC, even onto itself
+  posix_spawn_file_actions_addclosefrom_np(&sa.actions, fds.reportW >= 0 ? kReportFd + 1 : 3);
 
   // Every signal to SIG_DFL in the child. sigfillset leaves out glibc's two internal signals
   // (SIGRTMIN-2 and -1, i.e. 32 and 33), and for signals not in the set glibc's child sets those
@@ -464,7 +486,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   int errRead = -1, errWrite = -1;
   FdGuard errGuard;
   errGuard.fds = {&errRead, &errWrite};
-  if (!MakePipe(errRead, errWrite)) {
+  if (!MakePipe(errRead, errWrite, kReportFd + 1)) {
     out.stage = Stage::Pipe;
     out.err = errno;
     return;
@@ -513,6 +535,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   plan.limits = limits.data();
   plan.limitResources = resources.data();
   plan.limitCount = limits.size();
+  plan.reportFd = fds.reportW;
   memset(&plan.defaultAction, 0, sizeof plan.defaultAction);
   plan.defaultAction.sa_handler = SIG_DFL;
   sigemptyset(&plan.defaultAction.sa_mask);
@@ -594,6 +617,7 @@ Launched Launch(const LaunchSpec &spec) {
     CloseFd(out.stdinW);
     CloseFd(out.stdoutR);
     CloseFd(out.stderrR);
+    CloseFd(out.reportR);
   }
   return out;
 }

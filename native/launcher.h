@@ -48,7 +48,13 @@ struct LaunchSpec {
   bool deathSignal = false;       // fork path: PR_SET_PDEATHSIG(SIGKILL)
   std::vector<RlimitSetting> rlimits;
   LauncherChoice launcher = LauncherChoice::Auto;
+  // measure: the program is the measuring helper (native/exec-helper.c); the child gets the write
+  // end of a report pipe as fd 3, and everything from fd 4 up is closed.
+  bool measure = false;
 };
+
+// fd 3 in a measured child: where the helper writes its report.
+constexpr int kReportFd = 3;
 
 // A started child, or the reason none is running. Owns its fds until handed on.
 struct Launched {
@@ -57,6 +63,7 @@ struct Launched {
   int stdinW = -1;   // parent's end of the stdin pipe (O_NONBLOCK)
   int stdoutR = -1;  // parent's end of the stdout pipe (O_NONBLOCK)
   int stderrR = -1;  // parent's end of the stderr pipe (O_NONBLOCK)
+  int reportR = -1;  // measure: parent's end of the helper's report pipe (O_NONBLOCK)
   bool usedFork = false;
   Stage stage = Stage::None;  // != None: starting failed
   int err = 0;

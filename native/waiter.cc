@@ -78,6 +78,41 @@ bool PumpInput(int fd, const char *data, size_t len, size_t &offset) {
   return true;
 }
 
+namespace {
+
+// native/exec-helper.c's report, byte for byte.
+struct HelperReport {
+  uint32_t magic;
+  int32_t kind;
+  int32_t status;
+  int32_t err;
+  struct rusage usage;
+};
+constexpr uint32_t kHelperMagic = 0x54484558u;
+
+}  // namespace
+
+void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
+  if (child.reportR < 0) return;
+  HelperReport report;
+  ssize_t got;
+  do {
+    got = read(child.reportR, &report, sizeof report);
+  } while (got < 0 && errno == EINTR);
+  CloseFd(child.reportR);
+  if (got != static_cast<ssize_t>(sizeof report) || report.magic != kHelperMagic) return;  // the helper was killed
+  outcome.usage = report.usage;
+  if (report.kind == 1) {
+    outcome.status = report.status;
+    outcome.haveStatus = true;
+  } else if (report.kind == 2) {
+    child.stage = Stage::Exec;
+    child.err = report.err;
+    outcome.status = W_EXITCODE(ExitCodeForSpawnFailure(Stage::Exec, report.err), 0);
+    outcome.haveStatus = true;
+  }
+}
+
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
   if (phase == Escalation::Running && opts.killSignal != SIGKILL && opts.forceKillAfterMs > 0) {
     phase = Escalation::Killed;
@@ -176,12 +211,14 @@ void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome) {
     if (child.stdoutR >= 0) Drain(child.stdoutR, outcome.out);
     if (child.stderrR >= 0) Drain(child.stderrR, outcome.err);
     ReapBlocking(child.pid, outcome);
+    ApplyHelperReport(child, outcome);
   }
   timer.reset();
   CloseFd(child.stdinW);
   CloseFd(child.stdoutR);
   CloseFd(child.stderrR);
   CloseFd(child.pidfd);
+  CloseFd(child.reportR);
 }
 
 // ----- the reaper ------------------------------------------------------------------------------

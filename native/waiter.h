@@ -66,6 +66,10 @@ struct NextExpiry {
 };
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 
+// measure: replaces the helper's own status and rusage with the target's, from the helper's
+// report; an exec failure it reports becomes the launch's failure. Closes child.reportR.
+void ApplyHelperReport(Launched &child, WaitOutcome &outcome);
+
 // Runs the wait loop on the calling thread. Takes over (and closes) child's fds.
 void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome);
 

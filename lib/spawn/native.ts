@@ -27,6 +27,8 @@ export interface NativeSpec {
   forceKillAfterDelay: number
   graceTimeout: number
   maxBuffer: number
+  /** measure: the path of the measuring helper, which runs `file`. */
+  helper: string | null
 }
 
 /** What one run reports, before decoding (lib/spawn/result.ts). */
@@ -66,6 +68,9 @@ export interface NativeAddon {
 
 const require = createRequire(import.meta.url)
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
-const load = require('node-gyp-build') as (dir: string) => NativeAddon
+const load = require('node-gyp-build') as ((dir: string) => NativeAddon) & { resolve(dir: string): string }
 
 export const native: NativeAddon = load(packageRoot)
+
+/** The measuring helper executable (native/exec-helper.c), built and shipped beside the addon. */
+export const helperPath = path.join(path.dirname(load.resolve(packageRoot)), 'tileharness-exec')

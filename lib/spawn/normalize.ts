@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
 import { badFd, incompatible, invalidType, invalidValue, outOfRange } from './errors.js'
-import { native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
+import { helperPath, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { signalNumber, signalName } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
 
@@ -16,7 +16,7 @@ const SIGKILL = 9
 
 const KNOWN_KEYS = new Set([
   'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
-  'forceKillAfterDelay', 'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal',
+  'forceKillAfterDelay', 'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal', 'measure',
 ])
 
 export interface NormalizedSpec {
@@ -232,6 +232,15 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
     signal = spec.signal
   }
 
+  if (spec.measure !== undefined && typeof spec.measure !== 'boolean') throw invalidType('measure', 'a boolean', spec.measure)
+  let helper: string | null = null
+  if (spec.measure === true) {
+    if (!fs.existsSync(helperPath)) {
+      throw Object.assign(new Error(`measure: the measuring helper is missing (${helperPath}); rebuild the addon`), { code: 'ERR_HELPER_MISSING' })
+    }
+    helper = helperPath
+  }
+
   const path = (s: NativeStdio) => (s.kind === StdioKind.Path ? s.path! : null)
   return {
     native: {
@@ -249,6 +258,7 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
       forceKillAfterDelay,
       graceTimeout,
       maxBuffer,
+      helper,
     },
     input,
     killOnExit,

@@ -52,6 +52,9 @@ export interface ChildSpec {
   /** Kill children still running when this process exits (default true); on the fork path
    * also PR_SET_PDEATHSIG, so a parent killed by SIGKILL leaves no orphan. */
   killOnExit?: boolean
+  /** Honest resource usage: run the child through the small measuring helper so that
+   * rusage.maxRSS is the child's own peak, not this (possibly large) process's. */
+  measure?: boolean
   /** spawnChild/startChild only: aborting kills the child, and the result says `aborted`. */
   signal?: AbortSignal
 }
