@@ -23,6 +23,8 @@ try {
   const { spawnChildSync } = require('tileharness')
   const r = spawnChildSync({ file: 'echo', args: ['prebuild works'] })
   if (r.stdout.toString() !== 'prebuild works\n') throw new Error('the prebuild did not run a child')
+  const m = spawnChildSync({ file: 'echo', args: ['measured'], measure: true })
+  if (m.stdout.toString() !== 'measured\n' || !(m.rusage.maxRSS > 0)) throw new Error('the prebuild\'s measuring helper did not run')
   console.log(`prebuild loaded: ${path.relative(pkg, chosen)}`)
 
   fs.rmSync(path.join(pkg, 'prebuilds'), { recursive: true })
