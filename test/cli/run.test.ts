@@ -81,7 +81,7 @@ t.test('--json prints the whole result', async t => {
 })
 
 t.test('--kill-after: TERM at the deadline, KILL after the delay', async t => {
-  const r = cli(['run', '--timeout', '100ms', '--kill-after', '200ms', '--setsid', '--json', '--',
+  const r = cli(['run', '--timeout', '1s', '--kill-after', '200ms', '--setsid', '--json', '--',
     'sh', '-c', 'trap "" TERM; while :; do sleep 0.05; done'])
   t.equal(r.exitCode, 124)
   const result = JSON.parse(r.stdout.toString())

@@ -38,18 +38,20 @@ for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
     t.equal(term.diagnostic, 'Child timed out')
     // A child that ignores SIGTERM: SIGKILL follows after the delay.
     const stubborn = await run({
+      // The deadline leaves the shell ample time to install its trap, even on a loaded machine.
       file: 'sh', args: ['-c', 'trap "" TERM; while :; do sleep 0.05; done'], setsid: true,
-      timeout: 50, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher: launcher === 'fork' ? 'fork' : 'auto',
+      timeout: 1000, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher: launcher === 'fork' ? 'fork' : 'auto',
     })
     t.equal(stubborn.signal, 'SIGKILL')
     t.equal(stubborn.timedOut, true)
-    t.ok(stubborn.durationMs >= 150, 'SIGKILL came after the delay')
+    t.ok(stubborn.durationMs >= 1100, 'SIGKILL came after the deadline plus the delay')
   })
 
   t.test(`wouldn't die: reported after the grace period, reaped later (${api}, ${launcher})`, async t => {
     // A stopped child does not act on SIGTERM: it stands in for one stuck in uninterruptible sleep.
+    // It ignores TERM too, so a deadline that comes before it has stopped itself changes nothing.
     const r = await run({
-      file: 'sh', args: ['-c', 'kill -STOP $$'], timeout: 50, killSignal: 'SIGTERM', graceTimeout: 200, launcher,
+      file: 'sh', args: ['-c', 'trap "" TERM; kill -STOP $$'], timeout: 50, killSignal: 'SIGTERM', graceTimeout: 200, launcher,
     })
     t.equal(r.timedOut, true)
     t.equal(r.diagnostic, "Child timed out but wouldn't die")
