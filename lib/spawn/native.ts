@@ -1,9 +1,11 @@
 // Loads the addon: a prebuild from prebuilds/ when one matches, else the build/Release output of
-// node-gyp or cmake-js (node-gyp-build decides).
+// node-gyp or cmake-js (node-gyp-build decides). TILEHARNESS_ADDON names an addon file to load
+// instead (scripts/check-asan.sh points it at the sanitized build in build-asan/), and the
+// measuring helper is then taken from that file's directory.
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { ChildRusage } from './types.js'
+import type { ChildResult } from './types.js'
 
 /** The stdio kinds, numbered as native/launcher.h's StdioKind. */
 export const StdioKind = { Inherit: 0, Ignore: 1, Closed: 2, Fd: 3, Path: 4, Pipe: 5, MergeStdout: 6 } as const
@@ -31,22 +33,15 @@ export interface NativeSpec {
   helper: string | null
 }
 
-/** What one run reports, before decoding (lib/spawn/result.ts). */
-export interface RawResult {
-  pid: number
-  launcher: 'posix_spawn' | 'fork'
+/** What one run reports, before decoding (lib/spawn/result.ts): the raw wait status and the
+ * failing stage instead of the fields derived from them. */
+export type RawResult = Pick<ChildResult,
+  'pid' | 'launcher' | 'timedOut' | 'stdout' | 'stderr' | 'stdoutTruncated' | 'stderrTruncated' | 'rusage' | 'durationMs'> & {
   status: number | null
-  timedOut: boolean
   wouldntDie: boolean
   stage: string | null
   errno?: number
   detail?: number
-  stdout: Buffer
-  stderr: Buffer
-  stdoutTruncated: boolean
-  stderrTruncated: boolean
-  rusage: ChildRusage
-  durationMs: number
 }
 
 export interface NativeChildHandle {
@@ -70,7 +65,10 @@ const require = createRequire(import.meta.url)
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const load = require('node-gyp-build') as ((dir: string) => NativeAddon) & { resolve(dir: string): string }
 
-export const native: NativeAddon = load(packageRoot)
+const override = process.env.TILEHARNESS_ADDON
+const addonPath = override ? path.resolve(override) : load.resolve(packageRoot)
+
+export const native: NativeAddon = override ? (require(addonPath) as NativeAddon) : load(packageRoot)
 
 /** The measuring helper executable (native/exec-helper.c), built and shipped beside the addon. */
-export const helperPath = path.join(path.dirname(load.resolve(packageRoot)), 'tileharness-exec')
+export const helperPath = path.join(path.dirname(addonPath), 'tileharness-exec')
