@@ -1,12 +1,17 @@
 #!/usr/bin/env node
-// The `tileharness` command. Bad options give a one-line error and exit 125, never a stack trace.
+// The `tileharness` command. Bad options give a one-line error and exit 125 (`compile`: 2, its
+// configuration status), never a stack trace.
+import { compileCommand } from './compile.js'
 import { RUN_USAGE, runCommand } from './run.js'
+import { BENCH_USAGE, benchCommand } from './bench.js'
 import { UsageError } from './units.js'
 
 const USAGE = `usage: tileharness <command> [options]
 
 commands:
   run       run a command through the harness (timeout, rlimits, setsid, resource usage)
+  compile   assemble PTX with ptxas into a host object (no arguments: the vadd example for sm_100)
+  bench     benchmark commands: wall time, CPU, max RSS, faults, context switches per run
 
 tileharness <command> --help for the options of each`
 
@@ -18,6 +23,11 @@ async function main(argv: string[]): Promise<number> {
     case 'run':
       if (rest[0] === '--help' || rest[0] === '-h') { process.stdout.write(RUN_USAGE + '\n'); return 0 }
       return runCommand(rest)
+    case 'compile':
+      return compileCommand(rest)
+    case 'bench':
+      if (rest[0] === '--help' || rest[0] === '-h') { process.stdout.write(BENCH_USAGE + '\n'); return 0 }
+      return benchCommand(rest)
     case undefined:
     case '--help':
     case '-h':

@@ -1,6 +1,6 @@
 // tileharness/cuda: the ptxas and nvdisasm adapters, knob files and toolkit discovery, built on
-// the subprocess harness in ../spawn. Specification: seeds 000-002 and the measured ptxas 13.0
-// facts in ../shared/seeds/README.md.
+// the subprocess harness in ../spawn, and the Program handle over them. Specification: seeds
+// 000-004 and the measured ptxas 13.0 facts in ../shared/seeds/README.md.
 
 export { invalidType, invalidValue, outOfRange, type CudaErrorCode, type CudaRangeError, type CudaTypeError } from './errors.js'
 export { splitCommand, quoteForSplit } from './split-command.js'
@@ -77,3 +77,35 @@ export {
   type NvdisasmArgvOptions,
   type SassDump,
 } from './nvdisasm.js'
+export {
+  Program,
+  ProgramError,
+  compileMany,
+  checkGpuTarget,
+  probePtxText,
+  defaultHostArch,
+  toolNotFoundHint,
+  PROGRAM_ERRORS,
+  SUPPORTED_GPU_TARGETS,
+  HOST_ARCHS,
+  HOST_OSES,
+  MAX_OPT_LEVEL,
+  TILE_IR_MAGIC,
+  MLIR_MAGIC,
+  LOOKS_LIKE_TILE_IR,
+  LOOKS_LIKE_MLIR,
+  type CompileManyOptions,
+  type CompileOptions,
+  type CompileResult,
+  type ProgramConfig,
+  type ProgramErrorCode,
+  type ProgramErrorDetails,
+  type ProgramErrorStatus,
+  type ProgramHostArch,
+  type ProgramHostOs,
+  type ProgramOutput,
+  type ProgramSanitize,
+  type ProgramStatus,
+  type ProgramTool,
+  type ToolRunSummary,
+} from './program.js'

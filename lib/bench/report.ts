@@ -1,0 +1,205 @@
+// A finished benchmark as data (BenchReport), built in one place from the runs, and its printed
+// forms: the terminal summary, Markdown, CSV and JSON. The SVG is in svg.ts.
+import { FIGURES, displayUnit, formatValue, type FigureKey, type Figures } from './figures.js'
+import { OUTLIER_RULE, OUTLIER_RULE_ID, pairedRatio, summarize, type Ratio, type Summary } from './statistics.js'
+
+export const BENCH_SCHEMA = 'tileharness-bench/1'
+
+/** One measured run (warmup runs are not kept). */
+export interface BenchRun {
+  /** 1-based; run i of every command was taken in the same round, side by side. */
+  round: number
+  figures: Figures
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  /** The harness's verdict; '' when the command exited normally, whatever its code. */
+  diagnostic: string
+}
+
+export interface BenchOptionsRecord {
+  runs: number
+  warmup: number
+  /** 0 = none. */
+  timeoutMs: number
+  shell: boolean
+  measure: boolean
+  ignoreFailure: boolean
+  launcher: string
+  rlimits: Record<string, unknown>
+}
+
+export interface CommandReport {
+  /** As given on the command line. */
+  command: string
+  /** What was run. */
+  argv: string[]
+  reference: boolean
+  runs: BenchRun[]
+  summary: Record<FigureKey, Summary>
+  /** Runs that exited non-zero, were killed by a signal or timed out. */
+  failedRuns: number
+  timedOutRuns: number
+  /** Against the reference command (null for the reference itself). */
+  ratio: { wallMs: Ratio | null; maxRSSKiB: Ratio | null } | null
+}
+
+export interface BenchReport {
+  schema: typeof BENCH_SCHEMA
+  options: BenchOptionsRecord
+  outlierRule: { id: typeof OUTLIER_RULE_ID; description: string }
+  ratioMethod: string
+  units: Record<FigureKey, string>
+  commands: CommandReport[]
+}
+
+export interface CommandRuns {
+  command: string
+  argv: string[]
+  runs: BenchRun[]
+}
+
+export const RATIO_METHOD = 'median of the pairwise ratios run i / reference run i, runs interleaved (A B A B ...)'
+
+export function isFailedRun(r: Pick<BenchRun, 'exitCode' | 'signal' | 'timedOut'>): boolean {
+  return r.timedOut || r.signal !== null || r.exitCode !== 0
+}
+
+/** The report for `commands` (the reference first), each with at least one run. */
+export function buildReport(commands: CommandRuns[], options: BenchOptionsRecord): BenchReport {
+  const column = (c: CommandRuns, key: FigureKey) => c.runs.map(r => r.figures[key])
+  const reference = commands[0]
+  const units = {} as Record<FigureKey, string>
+  for (const f of FIGURES) units[f.key] = f.unit
+  return {
+    schema: BENCH_SCHEMA,
+    options,
+    outlierRule: { id: OUTLIER_RULE_ID, description: OUTLIER_RULE },
+    ratioMethod: RATIO_METHOD,
+    units,
+    commands: commands.map((c, i) => {
+      const summary = {} as Record<FigureKey, Summary>
+      for (const f of FIGURES) summary[f.key] = summarize(column(c, f.key))
+      return {
+        command: c.command,
+        argv: c.argv,
+        reference: i === 0,
+        runs: c.runs,
+        summary,
+        failedRuns: c.runs.filter(isFailedRun).length,
+        timedOutRuns: c.runs.filter(r => r.timedOut).length,
+        ratio: i === 0 ? null : {
+          wallMs: pairedRatio(column(c, 'wallMs'), column(reference, 'wallMs')),
+          maxRSSKiB: pairedRatio(column(c, 'maxRSSKiB'), column(reference, 'maxRSSKiB')),
+        },
+      }
+    }),
+  }
+}
+
+export function formatRatio(r: Ratio | null): string {
+  if (r === null) return 'n/a'
+  return `${r.median.toFixed(2)}x`
+}
+
+function pad(text: string, width: number, right = false): string {
+  // Count code points, so that 'µs' is two columns wide as it is on a terminal.
+  const n = [...text].length
+  if (n >= width) return text
+  return right ? ' '.repeat(width - n) + text : text + ' '.repeat(width - n)
+}
+
+function runList(indices: number[], runs: BenchRun[]): string {
+  const rounds = indices.map(i => runs[i].round)
+  return rounds.length <= 6 ? rounds.join(', ') : `${rounds.slice(0, 6).join(', ')}, ...`
+}
+
+/** The terminal summary (stdout). */
+export function formatText(report: BenchReport): string {
+  const out: string[] = []
+  const many = report.commands.length > 1
+  report.commands.forEach((c, i) => {
+    const tag = many && c.reference ? '  (reference)' : ''
+    out.push(`Benchmark ${i + 1}: ${c.command}${tag}`)
+    out.push(`  ${pad('', 14)}${pad('min', 12, true)}${pad('median', 12, true)}${pad('mean ± stddev', 24, true)}${pad('max', 12, true)}`)
+    for (const f of FIGURES) {
+      const s = c.summary[f.key]
+      const unit = displayUnit(f.kind, s.max)
+      const fmt = (v: number) => formatValue(v, unit, f.kind)
+      const label = f.unit === 'blocks' ? `${f.label} (blk)` : f.label
+      out.push(`  ${pad(label, 14)}${pad(fmt(s.min), 12, true)}${pad(fmt(s.median), 12, true)}${pad(`${fmt(s.mean)} ± ${fmt(s.stddev)}`, 24, true)}${pad(fmt(s.max), 12, true)}`)
+    }
+    const runs = c.runs.length
+    const notes: string[] = []
+    for (const key of ['wallMs', 'maxRSSKiB'] as const) {
+      const o = c.summary[key].outliers
+      if (o.length) notes.push(`${key === 'wallMs' ? 'wall' : 'max RSS'} ${o.length} of ${runs} (run ${runList(o, c.runs)})`)
+    }
+    out.push(`  ${runs} runs; outliers ${OUTLIER_RULE}: ${notes.length ? notes.join('; ') : 'none'}`)
+    if (c.failedRuns) {
+      const timed = c.timedOutRuns ? `, ${c.timedOutRuns} of them timed out` : ''
+      out.push(`  warning: ${c.failedRuns} of ${runs} runs failed${timed} (--ignore-failure)`)
+    }
+    out.push('')
+  })
+  if (many) {
+    out.push(`Summary: wall time and max RSS relative to '${report.commands[0].command}'`)
+    out.push(`  (${RATIO_METHOD}; in brackets the middle half of those ratios)`)
+    const width = Math.min(40, Math.max(...report.commands.slice(1).map(c => [...c.command].length)))
+    for (const c of report.commands.slice(1)) {
+      const w = c.ratio!.wallMs, m = c.ratio!.maxRSSKiB
+      const spread = (r: Ratio | null) => (r ? ` [${r.q1.toFixed(2)}–${r.q3.toFixed(2)}]` : '')
+      out.push(`  ${pad(c.command, width)}  wall ${formatRatio(w)}${spread(w)}   max RSS ${formatRatio(m)}${spread(m)}`)
+    }
+    out.push('')
+  }
+  return out.join('\n')
+}
+
+function markdownCell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+}
+
+/** One table, one row per command, hyperfine's layout plus the resource columns. */
+export function formatMarkdown(report: BenchReport): string {
+  const largest = (key: FigureKey) => Math.max(...report.commands.map(c => c.summary[key].max))
+  const wall = displayUnit('time', largest('wallMs'))
+  const cpu = displayUnit('time', Math.max(largest('userMs'), largest('sysMs')))
+  const rss = displayUnit('memory', largest('maxRSSKiB'))
+  const t = (v: number, u = wall) => formatValue(v, u, 'time').replace(/ \S+$/, '')
+  const rows = [
+    `| Command | Wall median [${wall.suffix}] | Wall mean ± σ [${wall.suffix}] | Wall min … max [${wall.suffix}] | User [${cpu.suffix}] | Sys [${cpu.suffix}] | Max RSS median [${rss.suffix}] | Minor faults | Ctx sw (vol/invol) | Relative wall | Relative max RSS |`,
+    '|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ]
+  for (const c of report.commands) {
+    const s = c.summary
+    const name = '`' + markdownCell(c.command).replace(/`/g, "'") + '`' + (c.reference && report.commands.length > 1 ? ' (reference)' : '')
+    rows.push(`| ${name} | ${t(s.wallMs.median)} | ${t(s.wallMs.mean)} ± ${t(s.wallMs.stddev)} | ${t(s.wallMs.min)} … ${t(s.wallMs.max)} | ` +
+      `${t(s.userMs.mean, cpu)} | ${t(s.sysMs.mean, cpu)} | ${formatValue(s.maxRSSKiB.median, rss, 'memory').replace(/ \S+$/, '')} | ` +
+      `${formatValue(s.minorPageFault.median, { suffix: '', divisor: 1 }, 'count')} | ` +
+      `${formatValue(s.voluntaryContextSwitches.median, { suffix: '', divisor: 1 }, 'count')}/${formatValue(s.involuntaryContextSwitches.median, { suffix: '', divisor: 1 }, 'count')} | ` +
+      `${c.ratio ? formatRatio(c.ratio.wallMs) : '1.00'} | ${c.ratio ? formatRatio(c.ratio.maxRSSKiB) : '1.00'} |`)
+  }
+  return rows.join('\n') + '\n'
+}
+
+function csvField(text: string): string {
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
+}
+
+/** Long format: one row per command and figure, raw units. */
+export function formatCsv(report: BenchReport): string {
+  const rows = ['command,reference,figure,unit,runs,min,q1,median,q3,max,mean,stddev,outliers,ratio_to_reference']
+  for (const c of report.commands) {
+    for (const f of FIGURES) {
+      const s = c.summary[f.key]
+      const ratio = c.ratio && (f.key === 'wallMs' || f.key === 'maxRSSKiB') ? c.ratio[f.key]?.median ?? '' : ''
+      rows.push([csvField(c.command), c.reference, f.key, f.unit, s.count, s.min, s.q1, s.median, s.q3, s.max, s.mean, s.stddev, s.outliers.length, ratio].join(','))
+    }
+  }
+  return rows.join('\n') + '\n'
+}
+
+export function formatJson(report: BenchReport): string {
+  return JSON.stringify(report, null, 2) + '\n'
+}

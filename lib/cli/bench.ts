@@ -1,0 +1,219 @@
+// `tileharness bench`: hyperfine's habits (warmup, repeated runs, min/median/mean/max/stddev,
+// outliers, relative speed) with the resource figures hyperfine lacks, each run measured by the
+// harness. Runs are interleaved, A B A B, and commands compared by the median of pairwise ratios.
+import fs from 'node:fs'
+import path from 'node:path'
+import { splitCommand } from '../cuda/index.js'
+import { benchSvg } from '../bench/svg.js'
+import { figuresOf } from '../bench/figures.js'
+import { ProgressBar } from '../bench/progress.js'
+import {
+  buildReport, formatCsv, formatJson, formatMarkdown, formatText,
+  type BenchOptionsRecord, type BenchReport, type BenchRun, type CommandRuns,
+} from '../bench/report.js'
+import { spawnChild, type ChildResult, type ChildSpec } from '../spawn/index.js'
+import { UsageError, parseDuration, parseRlimit } from './units.js'
+
+export const BENCH_USAGE = `usage: tileharness bench [-n 10] [--warmup 1] [--timeout 30s] [--rlimit as=2G]...
+                         [--json F] [--markdown F] [--csv F] [--svg F] [--reference 'CMD']
+                         [--shell] [--ignore-failure] [--no-measure] [--launcher L] [--show-output]
+                         [--] 'CMD A' ['CMD B' ...]
+
+  -n, --runs N        measured runs per command (default 10)
+  --warmup N          unmeasured runs per command first (default 1)
+  --timeout D         kill a run after D (500ms, 5s, 2m); the run is reported as timed out
+  --rlimit N=V        a resource limit for every run (as 'tileharness run --rlimit')
+  --reference CMD     compare every command with CMD (default: the first command)
+  --shell             run each command with 'sh -c CMD' (default: split into words, no shell)
+  --ignore-failure    keep going when a run exits non-zero, is killed or times out
+  --no-measure        take rusage as the parent sees it instead of through the measuring
+                      helper (then max RSS is at least this process's own)
+  --launcher L        auto (default), posix_spawn or fork
+  --show-output       let the commands write to this terminal (default: /dev/null)
+  --json F            every run's raw figures and the summary
+  --markdown F        the summary as a Markdown table
+  --csv F             the summary, one row per command and figure
+  --svg F             per-run wall time and max RSS, one strip/box plot per command
+
+Runs are interleaved (A B A B ...) and each command's ratio to the reference is the median of
+the pairwise ratios, so drift on a busy machine cancels. Outliers: beyond 1.5 IQR of the
+quartiles (Tukey's fences). A progress bar is drawn on stderr when it is a terminal.
+
+exit status: 0; 1 a run failed (non-zero exit, signal, timeout) or a command could not be started;
+125 bad options`
+
+export const BENCH_FAILED = 1
+
+interface BenchOptions {
+  runs: number
+  warmup: number
+  timeoutMs: number
+  rlimits: Record<string, unknown>
+  shell: boolean
+  measure: boolean
+  ignoreFailure: boolean
+  launcher: 'auto' | 'posix_spawn' | 'fork'
+  showOutput: boolean
+  reference: string | null
+  commands: string[]
+  outputs: { json?: string; markdown?: string; csv?: string; svg?: string }
+}
+
+const VALUE_OPTIONS = new Set(['-n', '--runs', '--warmup', '--timeout', '--rlimit', '--json', '--markdown', '--csv', '--svg', '--reference', '--launcher'])
+
+function count(text: string, option: string, min: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`invalid ${option} '${text}' (a whole number${min > 0 ? ` >= ${min}` : ''})`)
+  }
+  return Number(text)
+}
+
+function writablePath(file: string, option: string): string {
+  if (file === '') throw new UsageError(`option ${option} needs a file name`)
+  const dir = path.dirname(path.resolve(file))
+  try {
+    fs.accessSync(dir, fs.constants.W_OK)
+  } catch (err) {
+    throw new UsageError(`${option}: cannot write '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'} on ${dir})`)
+  }
+  return file
+}
+
+export function parseBenchArgs(argv: string[]): BenchOptions {
+  const o: BenchOptions = {
+    runs: 10, warmup: 1, timeoutMs: 0, rlimits: {}, shell: false, measure: true, ignoreFailure: false,
+    launcher: 'auto', showOutput: false, reference: null, commands: [], outputs: {},
+  }
+  let options = true
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i]
+    if (!options || !arg.startsWith('-') || arg === '-') { o.commands.push(arg); continue }
+    if (arg === '--') { options = false; continue }
+    let value: string | undefined
+    const eq = arg.indexOf('=')
+    if (arg.startsWith('--') && eq > 0) { value = arg.slice(eq + 1); arg = arg.slice(0, eq) }
+    else if (/^-n\d+$/.test(arg)) { value = arg.slice(2); arg = '-n' }
+    if (VALUE_OPTIONS.has(arg) && value === undefined) {
+      if (i + 1 >= argv.length) throw new UsageError(`option ${arg} needs a value`)
+      value = argv[++i]
+    } else if (!VALUE_OPTIONS.has(arg) && value !== undefined) {
+      throw new UsageError(`option ${arg} takes no value`)
+    }
+    switch (arg) {
+      case '-n': case '--runs': o.runs = count(value!, arg, 1); break
+      case '--warmup': o.warmup = count(value!, arg, 0); break
+      case '--timeout': o.timeoutMs = parseDuration(value!, '--timeout'); break
+      case '--rlimit': { const [name, v] = parseRlimit(value!); o.rlimits[name] = v; break }
+      case '--json': o.outputs.json = writablePath(value!, arg); break
+      case '--markdown': o.outputs.markdown = writablePath(value!, arg); break
+      case '--csv': o.outputs.csv = writablePath(value!, arg); break
+      case '--svg': o.outputs.svg = writablePath(value!, arg); break
+      case '--reference': o.reference = value!; break
+      case '--launcher':
+        if (value !== 'auto' && value !== 'posix_spawn' && value !== 'fork') throw new UsageError(`invalid --launcher '${value}' (auto, posix_spawn or fork)`)
+        o.launcher = value
+        break
+      case '--shell': o.shell = true; break
+      case '-i': case '--ignore-failure': o.ignoreFailure = true; break
+      case '--no-measure': o.measure = false; break
+      case '--show-output': o.showOutput = true; break
+      default: throw new UsageError(`unknown option ${arg}`)
+    }
+  }
+  if (o.commands.length === 0) throw new UsageError('no command given')
+  return o
+}
+
+/** The argv of one command: split like sh would, without a shell, or `sh -c CMD` with --shell. */
+export function commandArgv(command: string, shell: boolean): string[] {
+  if (shell) return ['sh', '-c', command]
+  let words: string[]
+  try {
+    words = splitCommand(command, 'command')
+  } catch (err) {
+    throw new UsageError(`cannot split '${command}': ${(err as Error).message.replace(/^command: /, '')}`)
+  }
+  if (words.length === 0) throw new UsageError(`empty command '${command}'`)
+  return words
+}
+
+/** Why a run counts as failed, in words; '' when it did not fail. */
+function failureOf(r: ChildResult, timeoutMs: number): string {
+  if (r.timedOut) return `timed out after ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${timeoutMs / 1000} s`}`
+  if (r.signal !== null) return `was killed by ${r.signal}${r.diagnostic ? ` (${r.diagnostic})` : ''}`
+  if (r.exitCode !== 0) return `exited with code ${r.exitCode}`
+  return ''
+}
+
+class BenchFailure extends Error {}
+
+export async function benchCommand(argv: string[]): Promise<number> {
+  const o = parseBenchArgs(argv)
+  const commands = o.reference === null ? o.commands : [o.reference, ...o.commands]
+  const specs: ChildSpec[] = commands.map(command => {
+    const [file, ...args] = commandArgv(command, o.shell)
+    const output = o.showOutput ? 'inherit' as const : 'ignore' as const
+    return {
+      file, args, stdin: 'ignore', stdout: output, stderr: output, measure: o.measure, launcher: o.launcher,
+      ...(o.timeoutMs > 0 ? { timeout: o.timeoutMs } : {}),
+      ...(Object.keys(o.rlimits).length ? { rlimits: o.rlimits as ChildSpec['rlimits'] } : {}),
+    }
+  })
+  const collected: CommandRuns[] = commands.map((command, i) => ({ command, argv: [specs[i].file, ...specs[i].args!], runs: [] }))
+  const progress = new ProgressBar(process.stderr)
+
+  // One run of command i; throws BenchFailure when it must stop the benchmark.
+  const runOnce = async (i: number, label: string): Promise<ChildResult> => {
+    const r = await spawnChild(specs[i])
+    if (r.spawnError) throw new BenchFailure(`'${commands[i]}' could not be started: ${r.diagnostic}`)
+    const failure = failureOf(r, o.timeoutMs)
+    if (failure && !o.ignoreFailure) {
+      const hint = r.timedOut ? '' : o.showOutput ? '; use --ignore-failure to benchmark it anyway' : '; see its output with --show-output, or use --ignore-failure'
+      throw new BenchFailure(`'${commands[i]}' ${failure} (${label})${hint}`)
+    }
+    return r
+  }
+
+  try {
+    // Warmup and measured runs, round by round: A B A B, never A A B B.
+    for (const [phase, rounds] of [['warmup', o.warmup], ['measuring', o.runs]] as const) {
+      progress.begin()
+      for (let round = 1; round <= rounds; round++) {
+        for (let i = 0; i < commands.length; i++) {
+          progress.update({ phase, done: (round - 1) * commands.length + i, total: rounds * commands.length, command: commands[i] })
+          const label = `${phase === 'warmup' ? 'warmup run' : 'run'} ${round} of ${rounds}`
+          const r = await runOnce(i, label)
+          if (phase === 'measuring') collected[i].runs.push(runRecord(r, round))
+        }
+      }
+    }
+  } catch (err) {
+    progress.clear()
+    if (err instanceof BenchFailure) {
+      process.stderr.write(`tileharness bench: ${err.message}\n`)
+      return BENCH_FAILED
+    }
+    throw err
+  }
+  progress.clear()
+
+  const options: BenchOptionsRecord = {
+    runs: o.runs, warmup: o.warmup, timeoutMs: o.timeoutMs, shell: o.shell, measure: o.measure,
+    ignoreFailure: o.ignoreFailure, launcher: o.launcher, rlimits: o.rlimits,
+  }
+  const report = buildReport(collected, options)
+  process.stdout.write(formatText(report))
+  writeOutputs(report, o.outputs)
+  return 0
+}
+
+function runRecord(r: ChildResult, round: number): BenchRun {
+  return { round, figures: figuresOf(r), exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, diagnostic: r.diagnostic }
+}
+
+function writeOutputs(report: BenchReport, outputs: BenchOptions['outputs']): void {
+  if (outputs.json) fs.writeFileSync(outputs.json, formatJson(report))
+  if (outputs.markdown) fs.writeFileSync(outputs.markdown, formatMarkdown(report))
+  if (outputs.csv) fs.writeFileSync(outputs.csv, formatCsv(report))
+  if (outputs.svg) fs.writeFileSync(outputs.svg, benchSvg(report))
+}

@@ -1,0 +1,341 @@
+// `tileharness compile`: the Program handle from the command line. PTX (a file, or a built-in
+// example kernel) -> ptxas -> optional SASS dump -> a host ELF object on disk, written atomically.
+// Exit status is the Program status (seed 004): 0 ok, 2 configuration, 3 not PTX, 5 compile failed.
+// ptxas's stderr reaches our stderr verbatim; everything else we say is one line per message.
+import { randomBytes } from 'node:crypto'
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, parse, resolve } from 'node:path'
+import {
+  Program, ProgramError, checkGpuTarget, defaultHostArch, DEFAULT_DUMP_SASS_COMMAND,
+  type ProgramConfig, type ProgramOutput,
+} from '../cuda/index.js'
+import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
+import type { PtxModule } from '../ptx/types.js'
+import { UsageError, formatBytes, parseDuration } from './units.js'
+
+export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [-O 0-3] [--device-debug] [--lineinfo]
+                          [--host-arch x86_64] [--dump-sass ['nvdisasm -c']] [--sanitize memcheck]
+                          [-o OUT.o] [--json] [--example vadd|saxpy|reduce|cluster]
+
+Assembles PTX with ptxas into a host ELF object holding the cubin (and, with --dump-sass, its
+SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
+
+  --gpu-name NAME      the target: sm_100 (default), sm_103, sm_110, sm_120 or sm_121
+  --allow-any-target   accept other targets too, such as sm_90
+  -O, --opt-level N    ptxas optimization level, 0-3 (default 3)
+  --device-debug       full device debug info (needs -O 0)
+  --lineinfo           line-number information
+  --host-arch ARCH     the object's machine: x86_64 or aarch64 (default: this machine's)
+  --host-os OS         linux (default); windows (and --host-arch arm64ec) need COFF: not yet
+  --dump-sass [CMD]    run CMD (default '${DEFAULT_DUMP_SASS_COMMAND}') on the cubin, put its output in .nvdisasm;
+                       a following argument is CMD unless it starts with '-' or ends in .ptx
+  --sanitize memcheck  ptxas --sanitize memcheck
+  --timeout D          time limit for the whole compile (500ms, 5s, 2m)
+  -o, --output FILE    the object to write (default <example>.<gpu>.o, or <INPUT basename>.o)
+  --example NAME       ${EXAMPLE_KERNELS.join(', ')}
+  --json               print a JSON summary on stdout
+
+ptxas is run from PATH, else from $CUDA_ROOT/bin (or $CUDA_HOME, $CUDA_PATH).
+exit status: 0 written; 2 bad configuration; 3 INPUT is not PTX text; 5 compile failed`
+
+/** Usage errors are configuration errors: status 2, as the Program's own. */
+const CONFIGURATION = 2
+const COMPILE_FAILED = 5
+
+export interface CompileArgs {
+  input: string | null
+  example: ExampleKernelName | null
+  gpuName: string
+  /** A number when the text is one; anything else goes to the Program, which rejects it. */
+  optLevel: number | string | undefined
+  deviceDebug: boolean
+  lineinfo: boolean
+  allowAnyTarget: boolean
+  hostArch: string | undefined
+  hostOs: string | undefined
+  dumpSass: string | null
+  sanitize: 'memcheck' | 'none' | undefined
+  timeout: number | undefined
+  output: string | null
+  json: boolean
+  help: boolean
+}
+
+const VALUE_OPTIONS = new Set([
+  '--gpu-name', '-O', '--opt-level', '--host-arch', '--host-os', '--sanitize', '--timeout', '-o', '--output', '--example',
+])
+
+export function parseCompileArgs(argv: readonly string[]): CompileArgs {
+  const args: CompileArgs = {
+    input: null, example: null, gpuName: 'sm_100', optLevel: undefined, deviceDebug: false, lineinfo: false,
+    allowAnyTarget: false, hostArch: undefined, hostOs: undefined, dumpSass: null, sanitize: undefined,
+    timeout: undefined, output: null, json: false, help: false,
+  }
+  let operandsOnly = false
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i]
+    if (operandsOnly || !arg.startsWith('-') || arg === '-') {
+      if (args.input !== null) throw new UsageError(`more than one INPUT ('${args.input}' and '${arg}')`)
+      args.input = arg
+      continue
+    }
+    if (arg === '--') { operandsOnly = true; continue }
+    let value: string | undefined
+    const eq = arg.indexOf('=')
+    if (arg.startsWith('--') && eq > 0) { value = arg.slice(eq + 1); arg = arg.slice(0, eq) }
+    else if (/^-O\d/.test(arg)) { value = arg.slice(2); arg = '-O' }
+    if (VALUE_OPTIONS.has(arg) && value === undefined) {
+      if (i + 1 >= argv.length) throw new UsageError(`option ${arg} needs a value`)
+      value = argv[++i]
+    }
+    switch (arg) {
+      case '--gpu-name': args.gpuName = value!; break
+      case '-O':
+      case '--opt-level': args.optLevel = /^\d+$/.test(value!) ? Number(value) : value; break
+      case '--device-debug': args.deviceDebug = true; break
+      case '--lineinfo': args.lineinfo = true; break
+      case '--allow-any-target': args.allowAnyTarget = true; break
+      case '--host-arch': args.hostArch = value; break
+      case '--host-os': args.hostOs = value; break
+      case '--dump-sass': {
+        const next = argv[i + 1]
+        if (value === undefined && next !== undefined && !next.startsWith('-') && !next.endsWith('.ptx')) value = argv[++i]
+        args.dumpSass = value ?? DEFAULT_DUMP_SASS_COMMAND
+        break
+      }
+      case '--sanitize':
+        if (value !== 'memcheck' && value !== 'none') throw new UsageError(`invalid --sanitize '${value}' (memcheck or none)`)
+        args.sanitize = value
+        break
+      case '--timeout': args.timeout = Math.ceil(parseDuration(value!, '--timeout')); break
+      case '-o':
+      case '--output': args.output = value!; break
+      case '--example':
+        if (!(EXAMPLE_KERNELS as readonly string[]).includes(value!)) {
+          throw new UsageError(`unknown example '${value}' (${EXAMPLE_KERNELS.join(', ')})`)
+        }
+        args.example = value as ExampleKernelName
+        break
+      case '--json': args.json = true; break
+      case '-h':
+      case '--help': args.help = true; break
+      default: throw new UsageError(`unknown option ${arg}`)
+    }
+  }
+  if (args.input !== null && args.example !== null) throw new UsageError('give either INPUT or --example, not both')
+  if (args.output === '') throw new UsageError('-o needs a file name')
+  return args
+}
+
+export async function compileCommand(argv: readonly string[]): Promise<number> {
+  let args: CompileArgs
+  try {
+    args = parseCompileArgs(argv)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    say(error.message)
+    return CONFIGURATION
+  }
+  if (args.help) {
+    process.stdout.write(COMPILE_USAGE + '\n')
+    return 0
+  }
+
+  // What to compile, what to call it, where it goes.
+  let input: Buffer | PtxModule
+  let name: string
+  let output: string
+  if (args.input !== null) {
+    try {
+      input = readFileSync(args.input)
+    } catch (error) {
+      say(`cannot read '${args.input}': ${errorText(error)}`)
+      return CONFIGURATION
+    }
+    const base = parse(args.input).name
+    name = cIdentifier(base)
+    output = args.output ?? `${base}.o`
+  } else {
+    const example = args.example ?? 'vadd'
+    // The example is built for the target, so the target is checked first (the input is ours and
+    // always PTX, so this is the order Program.create would report in anyway).
+    try {
+      checkGpuTarget(args.gpuName, args.allowAnyTarget)
+    } catch (error) {
+      return failed(error as ProgramError, args.json)
+    }
+    if (!isGpuName(args.gpuName)) {
+      say(`the example kernels are built for ${gpuNames().join(', ')}; give an INPUT.ptx for ${args.gpuName}`)
+      return CONFIGURATION
+    }
+    input = exampleKernel(example, args.gpuName)
+    name = example
+    output = args.output ?? `${example}.${args.gpuName}.o`
+  }
+  const problem = outputProblem(output)
+  if (problem !== null) {
+    say(`cannot write '${output}': ${problem}`)
+    return CONFIGURATION
+  }
+
+  const config: ProgramConfig = {
+    input,
+    gpuName: args.gpuName,
+    optLevel: args.optLevel as number | undefined,
+    deviceDebug: args.deviceDebug,
+    lineinfo: args.lineinfo,
+    hostArch: (args.hostArch ?? defaultHostArch()) as ProgramConfig['hostArch'],
+    hostOs: (args.hostOs ?? 'linux') as ProgramConfig['hostOs'],
+    sanitize: args.sanitize ?? 'none',
+    dumpSassCommand: args.dumpSass,
+    allowAnyTarget: args.allowAnyTarget,
+    name,
+    // ptxas's (and the dump command's) own words, as they wrote them.
+    onDiagnostic: (text) => { process.stderr.write(text) },
+  }
+  if (args.timeout !== undefined) config.timeout = args.timeout
+
+  let program: Program
+  try {
+    program = Program.create(config)
+  } catch (error) {
+    if (error instanceof ProgramError) return failed(error, args.json)
+    throw error
+  }
+
+  // A terminal's ^C or a supervisor's TERM kills ptxas (through the harness) and leaves no output.
+  const controller = new AbortController()
+  const abort = (): void => { controller.abort() }
+  const forwarded: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
+  for (const sig of forwarded) process.on(sig, abort)
+  let result: ProgramOutput
+  try {
+    result = await program.compile({ signal: controller.signal })
+  } catch (error) {
+    if (error instanceof ProgramError) return failed(error, args.json)
+    throw error
+  } finally {
+    for (const sig of forwarded) process.off(sig, abort)
+    program.release()
+  }
+
+  try {
+    writeAtomically(output, result.object)
+  } catch (error) {
+    // The compile produced nothing usable on disk: as far as the caller can tell, it failed.
+    say(`cannot write '${output}': ${errorText(error)}`)
+    return COMPILE_FAILED
+  }
+  process.stdout.write(args.json ? summaryJson(output, args, result) : summaryText(output, args, result))
+  return 0
+}
+
+function say(line: string): void {
+  process.stderr.write(`tileharness compile: ${line}\n`)
+}
+
+/** The seed's message, then what else is known; ptxas's own text has already gone out verbatim. */
+function failed(error: ProgramError, json: boolean): number {
+  say(error.message)
+  if (error.reason !== '') say(error.reason)
+  if (json) {
+    const { status, code, message, reason, tool, diagnostics } = error
+    process.stdout.write(JSON.stringify({ status, code, message, reason, tool, diagnostics }, null, 2) + '\n')
+  }
+  return error.status
+}
+
+function summaryText(output: string, args: CompileArgs, r: ProgramOutput): string {
+  const count = r.kernels.length === 1 ? '1 kernel' : `${r.kernels.length} kernels`
+  const lines = [`${output}: ${count} for ${r.gpuName}, cubin ${r.cubin.length} bytes, object ${r.object.length} bytes`]
+  for (const k of r.kernels) lines.push(`  ${k.name}: ${k.registers ?? '?'} registers`)
+  const u = r.ptxas.rusage
+  lines.push(`ptxas ${seconds(r.ptxas.durationMs * 1000)} wall, ${seconds(u.userCPUTime + u.systemCPUTime)} CPU, max RSS ${formatBytes(u.maxRSS * 1024)}`)
+  if (r.sass !== null && r.dumpSass !== null) {
+    lines.push(`SASS ${Buffer.byteLength(r.sass)} bytes from '${args.dumpSass}' in .nvdisasm (${seconds(r.dumpSass.durationMs * 1000)})`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+function summaryJson(output: string, args: CompileArgs, r: ProgramOutput): string {
+  const u = r.ptxas.rusage
+  return JSON.stringify({
+    status: 0,
+    output,
+    gpuName: r.gpuName,
+    sm: r.sm,
+    optLevel: args.optLevel ?? 3,
+    hostArch: args.hostArch ?? defaultHostArch(),
+    kernels: r.kernels.map((k) => ({ name: k.name, registers: k.registers })),
+    cubinBytes: r.cubin.length,
+    objectBytes: r.object.length,
+    sassBytes: r.sass === null ? null : Buffer.byteLength(r.sass),
+    wallMs: r.wallMs,
+    ptxas: {
+      path: r.ptxas.path,
+      inputRoute: r.ptxas.inputRoute,
+      durationMs: r.ptxas.durationMs,
+      userCPUMs: u.userCPUTime / 1000,
+      systemCPUMs: u.systemCPUTime / 1000,
+      maxRSSKiB: u.maxRSS,
+      diagnostics: r.ptxas.diagnostics,
+    },
+    dumpSass: r.dumpSass === null ? null : {
+      argv: r.dumpSass.argv,
+      durationMs: r.dumpSass.durationMs,
+      maxRSSKiB: r.dumpSass.rusage.maxRSS,
+      diagnostics: r.dumpSass.diagnostics,
+    },
+  }, null, 2) + '\n'
+}
+
+function seconds(microseconds: number): string {
+  return `${(microseconds / 1e6).toFixed(3)} s`
+}
+
+/** A symbol prefix from a file name: my-kernel.v2 -> my_kernel_v2. */
+function cIdentifier(base: string): string {
+  const id = base.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 200)
+  return id === '' ? 'program' : /^[0-9]/.test(id) ? `_${id.slice(0, 199)}` : id
+}
+
+/** Why `path` cannot take the object, checked before spending a compile on it; null when it can. */
+function outputProblem(path: string): string | null {
+  const dir = dirname(resolve(path))
+  try {
+    if (!statSync(dir).isDirectory()) return `'${dir}' is not a directory`
+  } catch (error) {
+    return `directory '${dir}': ${errorText(error)}`
+  }
+  try {
+    if (statSync(path).isDirectory()) return 'it is a directory'
+  } catch {
+    // Not there yet: the usual case.
+  }
+  return null
+}
+
+/**
+ * Write `data` to `path` all or nothing: a private temp file in the same directory, renamed over
+ * `path` once complete. A failure removes the temp file, so nothing partial is ever left behind.
+ */
+function writeAtomically(path: string, data: Uint8Array): void {
+  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
+  try {
+    writeFileSync(temp, data, { flag: 'wx', mode: 0o666 })
+    renameSync(temp, path)
+  } catch (error) {
+    rmSync(temp, { force: true })
+    throw error
+  }
+}
+
+function errorText(error: unknown): string {
+  const e = error as NodeJS.ErrnoException
+  if (typeof e?.code === 'string' && typeof e.syscall === 'string') {
+    // "ENOENT: no such file or directory, open 'x'" -> "no such file or directory (ENOENT)"
+    const what = e.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')
+    return `${what} (${e.code})`
+  }
+  return e instanceof Error ? e.message : String(error)
+}

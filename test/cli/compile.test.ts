@@ -1,0 +1,275 @@
+// `tileharness compile` end to end, as a subprocess through the harness: the README's first
+// command, exit status = Program status, one line per message and ptxas's stderr verbatim, the
+// summary and --json, --dump-sass, signals, and no output (or temp) file on any failure.
+//
+// nvdisasm is not installed on these machines: --dump-sass rows use a fake `nvdisasm` script put
+// first on PATH (a stand-in, labelled as such) and readelf -S -W, a real program taking a file.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
+import { runPtxas, searchPath } from '../../lib/cuda/index.js'
+import { EM_AARCH64, EM_X86_64, ET_REL } from '../../lib/elf/index.js'
+import { examplePtx } from '../../lib/ptx/index.js'
+import { REPO_ROOT, eventually, processState, script, tempDir } from '../helpers.js'
+import { kernelPtx, skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
+
+const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
+const NATIVE_MACHINE = process.arch === 'arm64' ? EM_AARCH64 : EM_X86_64
+const READELF = searchPath('readelf', process.env)
+const PREFIX = 'tileharness compile: '
+
+const cli = (cwd: string, args: string[], extra: Partial<ChildSpec> = {}) => {
+  const r = spawnChildSync({ file: process.execPath, args: [MAIN, 'compile', ...args], cwd, timeout: 120000, ...extra })
+  return { ...r, out: r.stdout.toString(), err: r.stderr.toString() }
+}
+
+/** The environment minus the toolkit variables, so PATH alone decides where ptxas is. */
+const ENV_WITHOUT_ROOTS = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['CUDA_ROOT', 'CUDA_HOME', 'CUDA_PATH'].includes(k)))
+
+function lines(...messages: string[]): string {
+  return messages.map((m) => `${PREFIX}${m}\n`).join('')
+}
+
+function files(dir: string): string[] {
+  return fs.readdirSync(dir).sort()
+}
+
+t.test("no arguments: the README's first command compiles vadd for sm_100", skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const r = cli(dir, [])
+  t.equal(r.exitCode, 0, r.err)
+  t.equal(r.err, '', 'nothing on stderr')
+  t.same(files(dir), ['vadd.sm_100.o'], 'vadd.sm_100.o, and nothing else')
+  const summary = r.out.split('\n')
+  t.match(summary[0], /^vadd\.sm_100\.o: 1 kernel for sm_100, cubin \d+ bytes, object \d+ bytes$/)
+  t.match(summary[1], /^ {2}vadd: \d+ registers$/)
+  t.match(summary[2], /^ptxas \d+\.\d{3} s wall, \d+\.\d{3} s CPU, max RSS [\d.]+ (KiB|MiB)$/)
+  t.equal(summary.length, 4, 'short: three lines')
+  const object = fs.readFileSync(path.join(dir, 'vadd.sm_100.o'))
+  t.equal(object.readUInt16LE(16), ET_REL, 'a relocatable object')
+  t.equal(object.readUInt16LE(18), NATIVE_MACHINE, 'for this host')
+  const cubin = runPtxas(examplePtx('vadd', 'sm_100'), { gpuName: 'sm_100' }).cubin!
+  t.ok(object.includes(cubin), "holding ptxas's cubin for the example")
+  t.match(summary[0], `cubin ${cubin.length} bytes, object ${object.length} bytes`)
+  if (READELF !== null) {
+    const symbols = spawnChildSync({ file: READELF, args: ['-s', '-W', path.join(dir, 'vadd.sm_100.o')] }).stdout.toString()
+    t.match(symbols, /\bvadd_cubin\b/)
+    t.match(symbols, /\bvadd_cubin_size\b/)
+  }
+})
+
+t.test('examples, input files, -o and the ptxas options', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  fs.writeFileSync(path.join(dir, 'my-kernel.v2.ptx'), kernelPtx('sm_100'))
+  fs.mkdirSync(path.join(dir, 'out'))
+  const rows: Array<[string[], string, { ptx: string; gpuName: string; optLevel?: number; flags?: string[]; machine?: number; symbol?: string }]> = [
+    [['--example', 'saxpy', '--gpu-name', 'sm_120'], 'saxpy.sm_120.o', { ptx: examplePtx('saxpy', 'sm_120'), gpuName: 'sm_120' }],
+    [['--example', 'reduce', '--gpu-name=sm_110', '-O0'], 'reduce.sm_110.o', { ptx: examplePtx('reduce', 'sm_110'), gpuName: 'sm_110', optLevel: 0 }],
+    [['--example', 'cluster', '--gpu-name', 'sm_90', '--allow-any-target'], 'cluster.sm_90.o', { ptx: examplePtx('cluster', 'sm_90'), gpuName: 'sm_90' }],
+    [['my-kernel.v2.ptx'], 'my-kernel.v2.o', { ptx: kernelPtx('sm_100'), gpuName: 'sm_100', symbol: 'my_kernel_v2_cubin' }],
+    [['my-kernel.v2.ptx', '-o', 'out/k.o', '-O', '1', '--lineinfo'], 'out/k.o', { ptx: kernelPtx('sm_100'), gpuName: 'sm_100', optLevel: 1, flags: ['--generate-line-info'] }],
+    [['--opt-level=2', '--sanitize', 'memcheck', '--output', 'san.o'], 'san.o', { ptx: examplePtx('vadd', 'sm_100'), gpuName: 'sm_100', optLevel: 2, flags: ['--sanitize', 'memcheck'] }],
+    [['--host-arch', 'aarch64', '-o', 'arm.o'], 'arm.o', { ptx: examplePtx('vadd', 'sm_100'), gpuName: 'sm_100', machine: EM_AARCH64 }],
+  ]
+  for (const [args, output, expected] of rows) {
+    const name = args.join(' ')
+    const r = cli(dir, args)
+    t.equal(r.exitCode, 0, `${name}: exit 0 (${r.err})`)
+    t.match(r.out, `${output}: 1 kernel for ${expected.gpuName}`, `${name}: summary`)
+    const object = fs.readFileSync(path.join(dir, output))
+    const cubin = runPtxas(expected.ptx, { gpuName: expected.gpuName, optLevel: expected.optLevel ?? 3, ptxasOptions: expected.flags ?? [] }).cubin!
+    t.ok(object.includes(cubin), `${name}: the cubin ptxas makes with those options`)
+    t.equal(object.readUInt16LE(18), expected.machine ?? NATIVE_MACHINE, `${name}: machine`)
+    if (expected.symbol !== undefined) t.ok(object.includes(Buffer.from(`${expected.symbol}\0`)), `${name}: symbol ${expected.symbol}`)
+  }
+  t.same(files(dir), ['arm.o', 'cluster.sm_90.o', 'my-kernel.v2.o', 'my-kernel.v2.ptx', 'out', 'reduce.sm_110.o', 'san.o', 'saxpy.sm_120.o'])
+  t.same(files(path.join(dir, 'out')), ['k.o'])
+})
+
+t.test('--json prints a JSON summary', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const r = cli(dir, ['--json', '--example', 'reduce', '--gpu-name', 'sm_121', '-O', '2'])
+  t.equal(r.exitCode, 0)
+  const summary = JSON.parse(r.out)
+  t.match(summary, {
+    status: 0, output: 'reduce.sm_121.o', gpuName: 'sm_121', sm: 121, optLevel: 2,
+    kernels: [{ name: 'reduce', registers: Number }], sassBytes: null, dumpSass: null,
+    ptxas: { inputRoute: 'argv', durationMs: Number, userCPUMs: Number, maxRSSKiB: Number, diagnostics: '' },
+  })
+  t.ok(summary.ptxas.maxRSSKiB > 0, "ptxas's max RSS from wait4")
+  t.equal(summary.objectBytes, fs.statSync(path.join(dir, 'reduce.sm_121.o')).size)
+  t.equal(summary.cubinBytes, runPtxas(examplePtx('reduce', 'sm_121'), { gpuName: 'sm_121', optLevel: 2 }).cubin!.length)
+
+  const failed = cli(dir, ['--json', '--host-os', 'windows', '-o', 'never.o'])
+  t.equal(failed.exitCode, 5)
+  t.match(JSON.parse(failed.out), { status: 5, code: 'COMPILE_FAILED', message: 'failed to compile Tile IR program', reason: /COFF/ })
+  t.notOk(fs.existsSync(path.join(dir, 'never.o')))
+})
+
+t.test('exit status is the Program status; one line per message; no output file', async (t) => {
+  const dir = tempDir(t)
+  fs.writeFileSync(path.join(dir, 'garbage.ptx'), 'int main(void) { return 0; }\n')
+  fs.writeFileSync(path.join(dir, 'empty.ptx'), '')
+  fs.writeFileSync(path.join(dir, 'kernel.tileir'), Buffer.from([0x7f, 0x54, 0x69, 0x6c, 0x65, 0x49, 0x52, 0x00, 0x0d, 0x00]))
+  fs.writeFileSync(path.join(dir, 'kernel.mlirbc'), Buffer.from([0x4d, 0x4c, 0xef, 0x52, 0x00, 0x05]))
+  fs.writeFileSync(path.join(dir, 'a.ptx'), kernelPtx('sm_100'))
+  const inputs = files(dir)
+  const coff = 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'
+  const rows: Array<[string[], number, string | RegExp]> = [
+    [['--gpu-name', 'sm_90'], 2, lines('unsupported GPU target', '"sm_90" is not one of sm_100, sm_103, sm_110, sm_120, sm_121; allowAnyTarget (--allow-any-target) accepts others, such as sm_90')],
+    [['a.ptx', '--gpu-name', 'sm_100a'], 2, /^tileharness compile: unsupported GPU target\n/],
+    [['-O', '4'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got 4)')],
+    [['-O', 'fast'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got fast)')],
+    [['--device-debug'], 2, lines('optimized debugging is not supported, change optimization level to 0 or disable full debug info', 'deviceDebug with optLevel 3')],
+    [['--device-debug', '-O', '2'], 2, /^tileharness compile: optimized debugging is not supported/],
+    [['--host-arch', 'riscv64'], 2, lines('unsupported host architecture', '"riscv64" is not one of x86_64, aarch64, arm64ec')],
+    [['--host-os', 'darwin'], 2, lines('unsupported host operating system', '"darwin" is not one of linux, windows')],
+    [['--host-os', 'windows'], 5, lines('failed to compile Tile IR program', coff)],
+    [['--host-arch', 'arm64ec'], 5, lines('failed to compile Tile IR program', 'host architecture arm64ec is a Windows (COFF) target, and tileharness can only package ELF so far')],
+    [['garbage.ptx'], 3, lines('input does not correspond to PTX text', 'it does not begin with a .version directive')],
+    [['empty.ptx'], 3, lines('input does not correspond to PTX text', 'it is empty')],
+    [['kernel.tileir'], 3, lines('input does not correspond to PTX text (it looks like Tile IR bytecode instead)', 'it starts with the Tile IR bytecode magic')],
+    [['kernel.mlirbc'], 3, lines('input does not correspond to PTX text (it looks like MLIR bytecode instead)', 'it starts with the MLIR bytecode magic')],
+    [['missing.ptx'], 2, lines("cannot read 'missing.ptx': no such file or directory (ENOENT)")],
+    [['--bogus'], 2, lines('unknown option --bogus')],
+    [['--example', 'gemm'], 2, lines("unknown example 'gemm' (vadd, saxpy, reduce, cluster)")],
+    [['a.ptx', 'garbage.ptx'], 2, lines("more than one INPUT ('a.ptx' and 'garbage.ptx')")],
+    [['a.ptx', '--example', 'vadd'], 2, lines('give either INPUT or --example, not both')],
+    [['-o'], 2, lines('option -o needs a value')],
+    [['-o', 'nodir/x.o'], 2, new RegExp(`^${PREFIX}cannot write 'nodir/x\\.o': directory '.*/nodir': no such file or directory \\(ENOENT\\)\\n$`)],
+    [['-o', '.'], 2, lines("cannot write '.': it is a directory")],
+    [['--sanitize', 'threadsteer'], 2, lines("invalid --sanitize 'threadsteer' (memcheck or none)")],
+    [['--timeout', 'soon'], 2, /^tileharness compile: invalid --timeout 'soon'/],
+    [['--allow-any-target', '--gpu-name', 'sm_80'], 2, /^tileharness compile: the example kernels are built for sm_90, .*; give an INPUT\.ptx for sm_80\n$/],
+    [['--dump-sass='], 5, lines('failed to compile Tile IR program', 'Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.')],
+  ]
+  for (const [args, status, stderr] of rows) {
+    if (args[0] === '--dump-sass=' && PTXAS === null) continue // the dump runs after ptxas
+    const name = args.join(' ')
+    const r = cli(dir, args)
+    t.equal(r.exitCode, status, `${name}: exit ${status}`)
+    if (typeof stderr === 'string') t.equal(r.err, stderr, `${name}: stderr`)
+    else t.match(r.err, stderr, `${name}: stderr`)
+    t.notMatch(r.err, /\n\s+at /, `${name}: never a stack trace`)
+    t.equal(r.out, '', `${name}: nothing on stdout`)
+    t.same(files(dir), inputs, `${name}: no output file, no temp file`)
+  }
+})
+
+t.test("a ptxas failure: ptxas's stderr verbatim, then ours; exit 5; no output file", skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const bad = `${kernelPtx('sm_100').replace('ret;', 'ret')}`
+  fs.writeFileSync(path.join(dir, 'bad.ptx'), bad)
+  const reference = runPtxas(bad, { gpuName: 'sm_100' })
+  t.equal(reference.status, 'failed')
+  const r = cli(dir, ['bad.ptx'])
+  t.equal(r.exitCode, 5)
+  t.equal(r.err, reference.diagnostics + lines('failed to compile Tile IR program', 'ptxas exited with status 255'))
+  t.same(files(dir), ['bad.ptx'], 'no bad.o, no temp file')
+
+  // ptxas's warnings on success reach stderr verbatim too.
+  const debug = cli(dir, ['--device-debug', '-O', '0', '-o', 'debug.o'])
+  t.equal(debug.exitCode, 0)
+  const warnings = runPtxas(examplePtx('vadd', 'sm_100'), { gpuName: 'sm_100', optLevel: 0, ptxasOptions: ['--device-debug'] }).diagnostics
+  t.match(warnings, /debug_info section not found/)
+  t.equal(debug.err, warnings, 'exactly ptxas\'s words')
+})
+
+t.test('ptxas missing: says how to point PATH or CUDA_ROOT at a toolkit', async (t) => {
+  const dir = tempDir(t)
+  const r = cli(dir, [], { env: { ...ENV_WITHOUT_ROOTS, PATH: path.join(dir, 'nowhere') } })
+  t.equal(r.exitCode, 5)
+  t.equal(r.err, lines(
+    'failed to compile Tile IR program',
+    "ptxas was not found on PATH (No such file or directory); put a CUDA toolkit's bin directory on PATH " +
+      '(export PATH=/usr/local/cuda/bin:$PATH) or point CUDA_ROOT at the toolkit (export CUDA_ROOT=/usr/local/cuda)',
+  ))
+  t.same(files(dir), [])
+  const toolkit = '/usr/local/cuda-13.0'
+  if (fs.existsSync(path.join(toolkit, 'bin', 'ptxas'))) {
+    const fromRoot = cli(dir, ['--json'], { env: { ...ENV_WITHOUT_ROOTS, PATH: path.join(dir, 'nowhere'), CUDA_ROOT: toolkit } })
+    t.equal(fromRoot.exitCode, 0, 'CUDA_ROOT alone is enough')
+    t.equal(JSON.parse(fromRoot.out).ptxas.path, path.join(toolkit, 'bin', 'ptxas'))
+  }
+})
+
+t.test('--dump-sass', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  // A stand-in for nvdisasm, which is not installed here: it names itself and what it was given.
+  script(tools, 'nvdisasm', '#!/bin/sh\nfor last; do :; done\necho "// fake nvdisasm (stand-in) $1 $(wc -c < "$last")"\n')
+  const env = { ...process.env, PATH: `${tools}:${process.env.PATH}` }
+  fs.writeFileSync(path.join(dir, 'k.ptx'), kernelPtx('sm_100'))
+
+  const r = cli(dir, ['--dump-sass', '-o', 'a.o'], { env })
+  t.equal(r.exitCode, 0, r.err)
+  t.match(r.out, /^SASS \d+ bytes from 'nvdisasm -c' in \.nvdisasm \(\d+\.\d{3} s\)$/m)
+  const object = fs.readFileSync(path.join(dir, 'a.o'))
+  const cubin = runPtxas(examplePtx('vadd', 'sm_100'), { gpuName: 'sm_100' }).cubin!
+  t.ok(object.includes(Buffer.from(`// fake nvdisasm (stand-in) -c ${cubin.length}\n\0`)), "the command's stdout, NUL-terminated, in the object")
+
+  const parsed = cli(dir, ['--dump-sass', 'k.ptx'], { env })
+  t.equal(parsed.exitCode, 0, '--dump-sass k.ptx: k.ptx is the INPUT, the command the default')
+  t.match(parsed.out, /^k\.o: .*\n.*\n.*\nSASS \d+ bytes from 'nvdisasm -c'/)
+
+  if (READELF !== null) {
+    const readelf = cli(dir, ['--dump-sass', 'readelf -S -W', '-o', 'r.o', '--json'])
+    t.equal(readelf.exitCode, 0, 'a real program that takes the cubin path')
+    const summary = JSON.parse(readelf.out)
+    t.same(summary.dumpSass.argv.slice(0, 3), ['readelf', '-S', '-W'])
+    t.ok(fs.readFileSync(path.join(dir, 'r.o')).includes(Buffer.from('Section Headers:')))
+  }
+
+  script(tools, 'failing-disasm', '#!/bin/sh\necho "failing-disasm: cannot read the cubin" >&2\nexit 3\n')
+  const before = files(dir)
+  const failed = cli(dir, ['--dump-sass', 'failing-disasm -c', '-o', 'never.o'], { env })
+  t.equal(failed.exitCode, 5)
+  t.equal(failed.err, 'failing-disasm: cannot read the cubin\n' + lines('failed to compile Tile IR program', 'failing-disasm exited with status 3'))
+  t.same(files(dir), before, 'no never.o, no temp file')
+})
+
+t.test('SIGTERM while ptxas runs: ptxas is killed, exit 5, no output', async (t) => {
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  const pidFile = path.join(tools, 'pid')
+  script(tools, 'ptxas', `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 30\n`)
+  const child = startChild({
+    file: process.execPath,
+    args: [MAIN, 'compile'],
+    cwd: dir,
+    env: { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` },
+    timeout: 60000,
+  })
+  t.ok(await eventually(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() !== ''), 'ptxas started')
+  child.kill('SIGTERM')
+  const r = await child.result
+  t.equal(r.exitCode, 5)
+  t.equal(r.stderr.toString(), lines('failed to compile Tile IR program', 'Child aborted'))
+  t.ok(await eventually(() => processState(Number(fs.readFileSync(pidFile, 'utf8'))) !== 'alive'), 'ptxas is gone')
+  t.same(files(dir), [], 'no output file')
+})
+
+t.test('an existing output file is replaced only by a successful compile', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const target = path.join(dir, 'vadd.sm_100.o')
+  fs.writeFileSync(target, 'previous build')
+  t.equal(cli(dir, ['--host-os', 'windows']).exitCode, 5)
+  t.equal(fs.readFileSync(target, 'utf8'), 'previous build', 'a failed compile leaves it alone')
+  t.equal(cli(dir, []).exitCode, 0)
+  t.equal(fs.readFileSync(target).readUInt16LE(16), ET_REL, 'a successful one replaces it')
+  t.same(files(dir), ['vadd.sm_100.o'], 'no temp file')
+})
+
+t.test('help', async (t) => {
+  const dir = tempDir(t)
+  const help = cli(dir, ['--help'])
+  t.equal(help.exitCode, 0)
+  t.match(help.out, /^usage: tileharness compile \[INPUT\.ptx\] \[--gpu-name sm_100\] \[-O 0-3\]/)
+  for (const option of ['--device-debug', '--lineinfo', '--host-arch', '--dump-sass', '--sanitize', '-o', '--json', '--example']) {
+    t.match(help.out, option, `documents ${option}`)
+  }
+  const top = spawnChildSync({ file: process.execPath, args: [MAIN, '--help'] })
+  t.match(top.stdout.toString(), /^ {2}compile {3}/m, 'tileharness --help lists compile')
+  t.same(files(dir), [])
+})

@@ -1,0 +1,662 @@
+// The Program handle (seed 004): every status and verbatim message, the seed's validation order,
+// compile through the real ptxas 13.0 (byte-identical to runPtxas), the SASS dump, cancellation,
+// release, compileMany's input-order results, and no temp files or fds left on any path.
+//
+// nvdisasm is not installed on these machines: the dump rows use a fake `nvdisasm` script (a
+// stand-in, labelled as such) and real programs that take a file argument (readelf -S -W).
+// Rows that need a cubin without running ptxas use fake ptxas scripts that `cat` one made by the
+// real ptxas; those rows skip with a reason when ptxas is absent.
+import t from 'tap'
+import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import {
+  Program, ProgramError, compileMany, runPtxas, searchPath, EMPTY_DUMP_SASS_COMMAND,
+  type ProgramConfig, type ProgramErrorCode, type ProgramOutput, type ProgramTool,
+} from '../../lib/cuda/index.js'
+import { EM_AARCH64, EM_X86_64, ET_REL, readCubin } from '../../lib/elf/index.js'
+import { EXAMPLE_KERNELS, exampleKernel, examplePtx, type GpuName } from '../../lib/ptx/index.js'
+import { DIAGNOSTIC } from '../../lib/spawn/index.js'
+import { eventually, processState } from '../helpers.js'
+import { bigPtx, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
+
+const TARGETS: GpuName[] = ['sm_90', 'sm_100', 'sm_103', 'sm_110', 'sm_120', 'sm_121']
+const KERNEL_NAMES: Record<string, string> = { vadd: 'vadd', saxpy: 'saxpy', reduce: 'reduce', cluster: 'cluster_exchange' }
+const NATIVE_MACHINE = process.arch === 'arm64' ? EM_AARCH64 : EM_X86_64
+const READELF = searchPath('readelf', process.env)
+const BASE: ProgramConfig = { input: MINIMAL_PTX, gpuName: 'sm_100' }
+
+function thrown(fn: () => unknown): ProgramError {
+  try {
+    fn()
+  } catch (error) {
+    if (error instanceof ProgramError) return error
+    throw error
+  }
+  throw new Error('expected a ProgramError, nothing was thrown')
+}
+
+async function rejection(promise: Promise<unknown>): Promise<ProgramError> {
+  try {
+    await promise
+  } catch (error) {
+    if (error instanceof ProgramError) return error
+    throw error
+  }
+  throw new Error('expected a ProgramError, the promise resolved')
+}
+
+/** A cubin from the real ptxas, for fake ptxas scripts to hand back; null without ptxas. */
+function realCubin(): Buffer | null {
+  return PTXAS === null ? null : runPtxas(kernelPtx('sm_100'), { gpuName: 'sm_100' }).cubin
+}
+
+/** Diagnostics as onDiagnostic received them. */
+function collector(): { calls: Array<[string, ProgramTool]>; onDiagnostic: (text: string, tool: ProgramTool) => void } {
+  const calls: Array<[string, ProgramTool]> = []
+  return { calls, onDiagnostic: (text, tool) => { calls.push([text, tool]) } }
+}
+
+t.test("the seed's error table: every status and message, verbatim", async (t) => {
+  const rows: Array<[ProgramErrorCode, number, string]> = [
+    // Status 1 cannot be provoked from JavaScript (a failed allocation throws before our code runs);
+    // the row checks that the table and the error class carry it.
+    ['ALLOCATION_FAILED', 1, 'failed to allocate memory for program'],
+    ['CONFIGURATION_NULL', 2, 'configuration is null'],
+    ['INPUT_BUFFER_NULL', 2, 'input buffer is null'],
+    ['NOT_PTX', 3, 'input does not correspond to PTX text'],
+    ['UNSUPPORTED_GPU_TARGET', 2, 'unsupported GPU target'],
+    ['INVALID_OPT_LEVEL', 2, 'invalid optimization level'],
+    ['OPTIMIZED_DEBUGGING', 2, 'optimized debugging is not supported, change optimization level to 0 or disable full debug info'],
+    ['UNSUPPORTED_HOST_ARCH', 2, 'unsupported host architecture'],
+    ['UNSUPPORTED_HOST_OS', 2, 'unsupported host operating system'],
+    ['PROGRAM_NULL', 4, 'program is null'],
+    ['OUTPUT_POINTER_NULL', 4, 'output pointer is null'],
+    ['NOT_COMPILED', 4, 'program has not been compiled'],
+    ['COMPILE_FAILED', 5, 'failed to compile Tile IR program'],
+  ]
+  for (const [code, status, message] of rows) {
+    const error = new ProgramError(code)
+    t.ok(error instanceof Error, `${code}: an Error`)
+    t.equal(error.name, 'ProgramError')
+    t.equal(error.status, status, `${code}: status ${status}`)
+    t.equal(error.message, message, `${code}: verbatim`)
+    t.equal(error.reason, '')
+    t.equal(error.diagnostics, '')
+  }
+  t.equal(new ProgramError('NOT_PTX', { looksLike: 'tile-ir' }).message, 'input does not correspond to PTX text (it looks like Tile IR bytecode instead)')
+  t.equal(new ProgramError('NOT_PTX', { looksLike: 'mlir' }).message, 'input does not correspond to PTX text (it looks like MLIR bytecode instead)')
+  t.throws(() => new ProgramError('NO_SUCH' as ProgramErrorCode), { code: 'ERR_INVALID_ARG_VALUE' })
+})
+
+t.test("create: every check, with the seed's message, in the seed's order", async (t) => {
+  const tileIr = Buffer.from([0x7f, 0x54, 0x69, 0x6c, 0x65, 0x49, 0x52, 0x00, 0x01, 0x02])
+  const mlir = Buffer.concat([Buffer.from([0x4d, 0x4c, 0xef, 0x52]), Buffer.from('\x00\x05e IR bytecode')])
+  type Row = [string, unknown, ProgramErrorCode, (string | RegExp)?]
+  const rows: Row[] = [
+    ['config null', null, 'CONFIGURATION_NULL'],
+    ['config undefined', undefined, 'CONFIGURATION_NULL'],
+    ['input null', { ...BASE, input: null }, 'INPUT_BUFFER_NULL'],
+    ['input missing', { gpuName: 'sm_100' }, 'INPUT_BUFFER_NULL'],
+    ['input empty', { ...BASE, input: '' }, 'NOT_PTX', 'it is empty'],
+    ['input empty bytes', { ...BASE, input: Buffer.alloc(0) }, 'NOT_PTX', 'it is empty'],
+    ['input not PTX', { ...BASE, input: 'int main() { return 0; }' }, 'NOT_PTX', 'it does not begin with a .version directive'],
+    ['.version not first', { ...BASE, input: '.target sm_100\n.version 8.8\n' }, 'NOT_PTX', /\.version/],
+    ['.version without a number', { ...BASE, input: '.version\n.target sm_100\n' }, 'NOT_PTX', /\.version/],
+    ['Tile IR bytecode', { ...BASE, input: tileIr }, 'NOT_PTX', /Tile IR bytecode magic/],
+    ['Tile IR magic in a string', { ...BASE, input: tileIr.toString('latin1') }, 'NOT_PTX', /Tile IR/],
+    ['MLIR bytecode', { ...BASE, input: mlir }, 'NOT_PTX', /MLIR bytecode magic/],
+    ['MLIR magic in a string', { ...BASE, input: 'ML\xefR...' }, 'NOT_PTX', /MLIR/],
+    ['bytes not UTF-8', { ...BASE, input: Buffer.concat([Buffer.from('.version 8.8\n'), Buffer.from([0xff, 0xfe])]) }, 'NOT_PTX', 'it is not UTF-8 text'],
+    ['a NUL byte', { ...BASE, input: `${MINIMAL_PTX}\0` }, 'NOT_PTX', `it contains a NUL byte at offset ${MINIMAL_PTX.length}`],
+    ['a number', { ...BASE, input: 42 }, 'NOT_PTX', /got number/],
+    ['a module object that cannot be printed', { ...BASE, input: { target: 'sm_100', functions: 'none' } }, 'NOT_PTX', /PTX module object cannot be printed/],
+    ['gpu sm_90', { ...BASE, gpuName: 'sm_90' }, 'UNSUPPORTED_GPU_TARGET', /"sm_90" is not one of sm_100, sm_103, sm_110, sm_120, sm_121/],
+    ['gpu sm_100a', { ...BASE, gpuName: 'sm_100a' }, 'UNSUPPORTED_GPU_TARGET'],
+    ['gpu SM_100', { ...BASE, gpuName: 'SM_100' }, 'UNSUPPORTED_GPU_TARGET'],
+    ['gpu missing', { input: MINIMAL_PTX }, 'UNSUPPORTED_GPU_TARGET', 'gpuName is required, e.g. "sm_100"'],
+    ['gpu a number', { ...BASE, gpuName: 100 }, 'UNSUPPORTED_GPU_TARGET'],
+    ['allowAnyTarget, not a GPU name', { ...BASE, gpuName: 'compute_90', allowAnyTarget: true }, 'UNSUPPORTED_GPU_TARGET', /not a GPU name/],
+    ['optLevel 4', { ...BASE, optLevel: 4 }, 'INVALID_OPT_LEVEL', 'optLevel must be an integer from 0 to 3 (got 4)'],
+    ['optLevel -1', { ...BASE, optLevel: -1 }, 'INVALID_OPT_LEVEL'],
+    ['optLevel 1.5', { ...BASE, optLevel: 1.5 }, 'INVALID_OPT_LEVEL'],
+    ['optLevel "2"', { ...BASE, optLevel: '2' }, 'INVALID_OPT_LEVEL'],
+    ['optLevel NaN', { ...BASE, optLevel: NaN }, 'INVALID_OPT_LEVEL'],
+    ['deviceDebug at -O1', { ...BASE, optLevel: 1, deviceDebug: true }, 'OPTIMIZED_DEBUGGING'],
+    ['deviceDebug at the default -O3', { ...BASE, deviceDebug: true }, 'OPTIMIZED_DEBUGGING', 'deviceDebug with optLevel 3'],
+    ['hostArch x64', { ...BASE, hostArch: 'x64' }, 'UNSUPPORTED_HOST_ARCH', /"x64" is not one of x86_64, aarch64, arm64ec/],
+    ['hostArch riscv64', { ...BASE, hostArch: 'riscv64' }, 'UNSUPPORTED_HOST_ARCH'],
+    ['hostArch 0 (the C enum)', { ...BASE, hostArch: 0 }, 'UNSUPPORTED_HOST_ARCH'],
+    ['hostOs darwin', { ...BASE, hostOs: 'darwin' }, 'UNSUPPORTED_HOST_OS', /"darwin" is not one of linux, windows/],
+    ['hostOs empty', { ...BASE, hostOs: '' }, 'UNSUPPORTED_HOST_OS'],
+    // Two faults at once: the one the seed checks first is the one reported.
+    ['order: null input before a bad GPU', { input: null, gpuName: 'sm_90' }, 'INPUT_BUFFER_NULL'],
+    ['order: the probe before the GPU', { input: 'garbage', gpuName: 'sm_90' }, 'NOT_PTX'],
+    ['order: the GPU before the opt level', { ...BASE, gpuName: 'sm_90', optLevel: 9 }, 'UNSUPPORTED_GPU_TARGET'],
+    ['order: the opt level before optimized debugging', { ...BASE, optLevel: 9, deviceDebug: true }, 'INVALID_OPT_LEVEL'],
+    ['order: optimized debugging before the host arch', { ...BASE, optLevel: 2, deviceDebug: true, hostArch: 'mips' }, 'OPTIMIZED_DEBUGGING'],
+    ['order: the host arch before the host OS', { ...BASE, hostArch: 'mips', hostOs: 'darwin' }, 'UNSUPPORTED_HOST_ARCH'],
+    ['order: everything wrong', { input: null, gpuName: 'x', optLevel: 7, deviceDebug: true, hostArch: 'y', hostOs: 'z' }, 'INPUT_BUFFER_NULL'],
+  ]
+  for (const [name, config, code, reason] of rows) {
+    const error = thrown(() => Program.create(config as ProgramConfig))
+    const expected = new ProgramError(code, { looksLike: /Tile IR/.test(name) ? 'tile-ir' : /MLIR/.test(name) ? 'mlir' : null })
+    t.equal(error.code, code, `${name}: ${code}`)
+    t.equal(error.status, expected.status, `${name}: status ${expected.status}`)
+    t.equal(error.message, expected.message, `${name}: "${expected.message}"`)
+    if (typeof reason === 'string') t.equal(error.reason, reason, `${name}: reason`)
+    else if (reason !== undefined) t.match(error.reason, reason, `${name}: reason`)
+  }
+})
+
+t.test('create accepts what the seed accepts, and starts nothing', async (t) => {
+  const dir = scratchDir(t)
+  const marker = join(dir, 'started')
+  const ptxas = fakeTool(dir, 'ptxas', `touch '${marker}'; exit 1`)
+  const module = exampleKernel('vadd', 'sm_100')
+  const rows: Array<[string, Partial<ProgramConfig>]> = [
+    ...['sm_100', 'sm_103', 'sm_110', 'sm_120', 'sm_121'].map((gpuName): [string, Partial<ProgramConfig>] => [gpuName, { gpuName }]),
+    ['sm_90 with allowAnyTarget', { gpuName: 'sm_90', allowAnyTarget: true }],
+    ['sm_100a with allowAnyTarget', { gpuName: 'sm_100a', allowAnyTarget: true }],
+    ['every opt level: 0', { optLevel: 0 }],
+    ['every opt level: 3', { optLevel: 3 }],
+    ['deviceDebug at -O0', { optLevel: 0, deviceDebug: true }],
+    ['deviceDebug false at -O3', { optLevel: 3, deviceDebug: false }],
+    ['hostArch aarch64', { hostArch: 'aarch64' }],
+    ['hostArch arm64ec (fails at compile)', { hostArch: 'arm64ec' }],
+    ['hostOs windows (fails at compile)', { hostOs: 'windows' }],
+    ['PTX bytes', { input: Buffer.from(MINIMAL_PTX) }],
+    ['PTX as a Uint8Array', { input: new TextEncoder().encode(MINIMAL_PTX) }],
+    ['a PTX module object', { input: module }],
+    ['comments and blanks before .version', { input: `// generated\n/* block\n comment */\n\n  \t.version 8.8\n.target sm_100\n` }],
+  ]
+  for (const [name, overrides] of rows) {
+    const program = Program.create({ ...BASE, ptxas, ...overrides })
+    t.notOk(program.compiled, `${name}: created, not compiled`)
+    program.release()
+  }
+  t.equal(Program.create({ ...BASE, input: module }).ptx, examplePtx('vadd', 'sm_100'), 'a module object is printed with printModule')
+  t.notOk(existsSync(marker), 'create never starts ptxas')
+})
+
+t.test('create: fields the seed does not check are programming errors (TypeError/RangeError)', async (t) => {
+  const rows: Array<[string, unknown, string, string]> = [
+    ['config not an object', 'sm_100', 'ERR_INVALID_ARG_TYPE', 'config'],
+    ['deviceDebug not a boolean', { ...BASE, optLevel: 0, deviceDebug: 1 }, 'ERR_INVALID_ARG_TYPE', 'deviceDebug'],
+    ['lineinfo not a boolean', { ...BASE, lineinfo: 'yes' }, 'ERR_INVALID_ARG_TYPE', 'lineinfo'],
+    ['sanitize threadsteer', { ...BASE, sanitize: 'threadsteer' }, 'ERR_INVALID_ARG_VALUE', 'sanitize'],
+    ['dumpSassCommand not a string', { ...BASE, dumpSassCommand: 42 }, 'ERR_INVALID_ARG_TYPE', 'dumpSassCommand'],
+    ['timeout negative', { ...BASE, timeout: -1 }, 'ERR_OUT_OF_RANGE', 'timeout'],
+    ['name not a C identifier', { ...BASE, name: 'my-kernel' }, 'ERR_INVALID_ARG_VALUE', 'name'],
+    ['onDiagnostic not a function', { ...BASE, onDiagnostic: 'stderr' }, 'ERR_INVALID_ARG_TYPE', 'onDiagnostic'],
+    ['env not an object', { ...BASE, env: 'PATH=/bin' }, 'ERR_INVALID_ARG_TYPE', 'env'],
+    ['ptxas empty', { ...BASE, ptxas: '' }, 'ERR_INVALID_ARG_VALUE', 'ptxas'],
+  ]
+  for (const [name, config, code, field] of rows) {
+    t.throws(() => Program.create(config as ProgramConfig), { code, field }, name)
+  }
+  t.throws(() => new (Program as unknown as new () => Program)(), TypeError, 'only Program.create makes one')
+})
+
+t.test('status 4: program is null, output pointer is null, program has not been compiled', async (t) => {
+  const dir = scratchDir(t)
+  const program = Program.create({ ...BASE, ptxas: fakeTool(dir, 'ptxas', 'echo "fake ptxas: no" >&2; exit 1') })
+  const code = (error: ProgramError) => [error.status, error.message]
+
+  t.same(code(thrown(() => program.getOutput())), [4, 'program has not been compiled'], 'getOutput before compile')
+  t.same(code(thrown(() => Program.getOutput(program, {}))), [4, 'program has not been compiled'], 'C-shaped getOutput before compile')
+  t.same(code(thrown(() => Program.getOutput(program, null))), [4, 'output pointer is null'], 'C-shaped getOutput(program, NULL)')
+  t.same(code(thrown(() => Program.getOutput(program, undefined))), [4, 'output pointer is null'])
+  t.same(code(thrown(() => Program.getOutput(null, {}))), [4, 'program is null'], 'C-shaped getOutput(NULL, out)')
+  t.same(code(thrown(() => Program.getOutput(null, null))), [4, 'program is null'], 'the program is checked before the output pointer')
+  t.same(code(await rejection(Program.compile(null))), [4, 'program is null'], 'C-shaped compile(NULL)')
+  t.same(code(thrown(() => Program.release(undefined))), [4, 'program is null'], 'C-shaped release(NULL)')
+
+  const failed = await rejection(program.compile())
+  t.equal(failed.status, 5, 'the compile failed')
+  t.same(code(thrown(() => program.getOutput())), [4, 'program has not been compiled'], 'getOutput after a failed compile')
+  t.notOk(program.compiled)
+
+  Program.release(program)
+  t.ok(program.released)
+  t.same(code(thrown(() => program.getOutput())), [4, 'program is null'], 'getOutput after release')
+  t.same(code(await rejection(program.compile())), [4, 'program is null'], 'compile after release')
+  t.same(code(thrown(() => program.release())), [4, 'program is null'], 'release after release')
+  t.same(code(thrown(() => program.ptx)), [4, 'program is null'], 'ptx after release')
+  t.same(code(thrown(() => Program.getOutput(program, {}))), [4, 'program is null'])
+})
+
+t.test('compile: the output replaces nothing until the whole pipeline succeeded', skipWithoutPtxas, async (t) => {
+  const dir = scratchDir(t)
+  const cubin = join(dir, 'k.cubin')
+  writeFileSync(cubin, realCubin()!)
+  const mode = join(dir, 'mode')
+  const ptxas = fakeTool(dir, 'ptxas', `if [ "$(cat '${mode}')" = ok ]; then cat '${cubin}'; else echo "fake ptxas failed" >&2; exit 1; fi`)
+  const program = Program.create({ ...BASE, ptxas })
+  writeFileSync(mode, 'ok')
+  const first = await program.compile()
+  t.equal(program.getOutput(), first, 'getOutput returns the compile\'s output')
+  const out: { output?: ProgramOutput } = {}
+  Program.getOutput(program, out)
+  t.equal(out.output, first, 'the C-shaped getOutput fills the output pointer')
+  writeFileSync(mode, 'fail')
+  const error = await rejection(program.compile())
+  t.equal(error.diagnostics, 'fake ptxas failed\n')
+  t.same([thrown(() => program.getOutput()).status, program.compiled], [4, false], 'a failed recompile leaves no output')
+  writeFileSync(mode, 'ok')
+  t.ok((await program.compile()).cubin.equals(readFileSync(cubin)), 'and a good one brings it back')
+})
+
+t.test('compile: ptxas rejects the PTX -> status 5, its stderr verbatim', skipWithoutPtxas, async (t) => {
+  const rows: Array<[string, string, string]> = [
+    ['syntax error', `${MINIMAL_PTX.replace('{ ret; }', '{ ret }')}`, 'sm_100'],
+    ['ISA too old for the target', kernelPtx('sm_110', '8.8'), 'sm_110'],
+    ['target mismatch', kernelPtx('sm_120'), 'sm_100'],
+    ['conflicting launch bounds', MINIMAL_PTX.replace('{ ret; }', '.maxntid 128 .reqntid 128 { ret; }'), 'sm_100'],
+  ]
+  for (const [name, ptx, gpuName] of rows) {
+    const { calls, onDiagnostic } = collector()
+    const program = Program.create({ input: ptx, gpuName, onDiagnostic })
+    const error = await rejection(program.compile())
+    const reference = runPtxas(ptx, { gpuName })
+    t.equal(reference.status, 'failed', `${name}: ptxas itself rejects it`)
+    t.same([error.status, error.message], [5, 'failed to compile Tile IR program'], `${name}: status 5, verbatim`)
+    t.equal(error.reason, 'ptxas exited with status 255', `${name}: reason`)
+    t.same([error.tool, error.toolStatus], ['ptxas', 'failed'])
+    t.equal(error.diagnostics, reference.diagnostics, `${name}: error.diagnostics is ptxas's stderr, byte for byte`)
+    t.same(calls, [[reference.diagnostics, 'ptxas']], `${name}: the callback got the same text, once`)
+    t.match(error.diagnostics, /^ptxas /, `${name}: ptxas's own words`)
+    t.equal(thrown(() => program.getOutput()).code, 'NOT_COMPILED', `${name}: no output`)
+  }
+})
+
+t.test("compile: the seed's exit-code table through fake ptxas scripts -> status 5", async (t) => {
+  const dir = scratchDir(t)
+  const notExecutable = join(dir, 'noexec')
+  writeFileSync(notExecutable, '#!/bin/sh\n', { mode: 0o644 })
+  const rows: Array<[string, Partial<ProgramConfig>, string, string | RegExp, string]> = [
+    ['not found', { ptxas: join(dir, 'none', 'ptxas') }, 'not-found', DIAGNOSTIC.notFound, ''],
+    ['not executable', { ptxas: notExecutable }, 'not-executable', DIAGNOSTIC.couldNotExecute, ''],
+    ['exit 1', { ptxas: fakeTool(dir, 'exit1', 'printf "  odd \\r\\n\\n" >&2; exit 1') }, 'failed', 'ptxas exited with status 1', '  odd \r\n\n'],
+    ['killed by a signal', { ptxas: fakeTool(dir, 'sigterm', 'echo dying >&2; kill -TERM $$') }, 'signaled', 'Terminated', 'dying\n'],
+    ['timeout', { ptxas: fakeTool(dir, 'sleeper', 'exec sleep 30'), timeout: 300 }, 'timed-out', DIAGNOSTIC.timedOut, ''],
+    ['exit 0 without a cubin', { ptxas: fakeTool(dir, 'quiet', 'echo "just a warning" >&2; exit 0') }, 'no-cubin', /no cubin/, 'just a warning\n'],
+  ]
+  for (const [name, overrides, toolStatus, reason, diagnostics] of rows) {
+    const { calls, onDiagnostic } = collector()
+    const program = Program.create({ ...BASE, ...overrides, onDiagnostic })
+    const error = await rejection(program.compile())
+    t.same([error.status, error.message], [5, 'failed to compile Tile IR program'], `${name}: status 5`)
+    t.equal(error.toolStatus, toolStatus, `${name}: ${toolStatus}`)
+    if (typeof reason === 'string') t.equal(error.reason, reason, `${name}: reason`)
+    else t.match(error.reason, reason, `${name}: reason`)
+    t.equal(error.diagnostics, diagnostics, `${name}: stderr verbatim`)
+    t.same(calls, diagnostics === '' ? [] : [[diagnostics, 'ptxas']], `${name}: callback`)
+    t.notOk(program.compiled, `${name}: no output`)
+  }
+})
+
+t.test('ptxas missing: the reason says how to point PATH or CUDA_ROOT at a toolkit', async (t) => {
+  const dir = scratchDir(t)
+  const nowhere = join(dir, 'nowhere')
+  const missing = await rejection(Program.create({ ...BASE, env: { PATH: nowhere } }).compile())
+  t.same([missing.status, missing.toolStatus], [5, 'not-found'])
+  t.equal(missing.reason,
+    "ptxas was not found on PATH (No such file or directory); put a CUDA toolkit's bin directory on PATH " +
+    '(export PATH=/usr/local/cuda/bin:$PATH) or point CUDA_ROOT at the toolkit (export CUDA_ROOT=/usr/local/cuda)')
+  const badRoot = await rejection(Program.create({ ...BASE, env: { PATH: nowhere, CUDA_HOME: join(dir, 'cuda') } }).compile())
+  t.match(badRoot.reason, `ptxas was not found on PATH or in $CUDA_HOME/bin (CUDA_HOME=${join(dir, 'cuda')})`)
+
+  // A toolkit named by CUDA_ROOT: its bin/ptxas runs when PATH has none.
+  mkdirSync(join(dir, 'toolkit', 'bin'), { recursive: true })
+  fakeTool(join(dir, 'toolkit', 'bin'), 'ptxas', 'echo "ptxas from $0" >&2; exit 2')
+  const fromRoot = await rejection(Program.create({ ...BASE, env: { PATH: nowhere, CUDA_ROOT: join(dir, 'toolkit') } }).compile())
+  t.equal(fromRoot.diagnostics, `ptxas from ${join(dir, 'toolkit', 'bin', 'ptxas')}\n`, 'found in $CUDA_ROOT/bin')
+})
+
+t.test('ptxas from CUDA_ROOT with the real toolkit', { skip: existsSync('/usr/local/cuda-13.0/bin/ptxas') ? false : 'no /usr/local/cuda-13.0/bin/ptxas' }, async (t) => {
+  const program = Program.create({ ...BASE, env: { PATH: '/nonexistent', CUDA_ROOT: '/usr/local/cuda-13.0' } })
+  const output = await program.compile()
+  t.equal(output.ptxas.path, '/usr/local/cuda-13.0/bin/ptxas')
+  t.same(output.kernels.map((k) => k.name), ['k'])
+})
+
+t.test('host OS windows and host arch arm64ec: accepted by create, status 5 at compile, ptxas never started', async (t) => {
+  const dir = scratchDir(t)
+  const marker = join(dir, 'started')
+  const ptxas = fakeTool(dir, 'ptxas', `touch '${marker}'; exit 1`)
+  const rows: Array<[Partial<ProgramConfig>, string]> = [
+    [{ hostOs: 'windows' }, 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'],
+    [{ hostArch: 'arm64ec' }, 'host architecture arm64ec is a Windows (COFF) target, and tileharness can only package ELF so far'],
+    [{ hostArch: 'x86_64', hostOs: 'windows' }, 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'],
+  ]
+  for (const [overrides, reason] of rows) {
+    const error = await rejection(Program.create({ ...BASE, ptxas, ...overrides }).compile())
+    t.same([error.status, error.message, error.reason], [5, 'failed to compile Tile IR program', reason])
+  }
+  t.notOk(existsSync(marker))
+})
+
+t.test('compile: every example kernel for all six targets, byte-identical to runPtxas', skipWithoutPtxas, async (t) => {
+  const programs = TARGETS.flatMap((gpuName) => EXAMPLE_KERNELS.map((kernel) =>
+    Program.create({ input: exampleKernel(kernel, gpuName), gpuName, allowAnyTarget: gpuName === 'sm_90', name: kernel })))
+  const results = await compileMany(programs, { concurrency: 2 })
+  let i = 0
+  for (const gpuName of TARGETS) for (const kernel of EXAMPLE_KERNELS) {
+    const name = `${kernel} ${gpuName}`
+    const result = results[i++]
+    t.equal(result.status, 0, `${name}: compiled (${result.error?.reason ?? ''})`)
+    const output = result.output!
+    const reference = runPtxas(examplePtx(kernel, gpuName), { gpuName })
+    t.ok(output.cubin.equals(reference.cubin!), `${name}: the cubin is ptxas's, byte for byte`)
+    t.same(output.kernels.map((k) => k.name), [KERNEL_NAMES[kernel]], `${name}: kernels`)
+    t.ok(output.kernels.every((k) => typeof k.registers === 'number' && k.registers > 0), `${name}: registers`)
+    t.equal(output.sm, Number(gpuName.slice(3)), `${name}: sm`)
+    t.same(output.ptxas.argv.slice(0, 5), ['ptxas', '-arch', gpuName, '--opt-level', '3'], `${name}: argv`)
+    t.equal(output.object.readUInt16LE(16), ET_REL, `${name}: a relocatable`)
+    t.equal(output.object.readUInt16LE(18), NATIVE_MACHINE, `${name}: for this host`)
+    t.ok(output.object.includes(output.cubin), `${name}: holding the cubin`)
+    t.equal(output.sass, null)
+    t.ok(output.wallMs > 0 && output.ptxas.durationMs > 0, `${name}: wall time and ptxas's time`)
+    t.ok(output.ptxas.rusage.maxRSS > 0, `${name}: ptxas's max RSS, from wait4`)
+    t.equal(programs[i - 1].getOutput(), output, `${name}: getOutput after compileMany`)
+  }
+})
+
+t.test('compile: PTX text, bytes and a module object give the same cubin; big PTX goes by file', skipWithoutPtxas, async (t) => {
+  const tempRoot = scratchDir(t)
+  const module = exampleKernel('saxpy', 'sm_120')
+  const text = examplePtx('saxpy', 'sm_120')
+  const outputs: ProgramOutput[] = []
+  for (const input of [text, Buffer.from(text), module]) {
+    outputs.push(await Program.create({ input, gpuName: 'sm_120', tempRoot }).compile())
+  }
+  t.ok(outputs.every((o) => o.cubin.equals(outputs[0].cubin)))
+  t.same(outputs.map((o) => o.ptxas.inputRoute), ['argv', 'argv', 'argv'])
+  const big = await Program.create({ input: bigPtx(200_000), gpuName: 'sm_100', tempRoot }).compile()
+  t.equal(big.ptxas.inputRoute, 'file', 'PTX over MAX_ARG_STRLEN goes to ptxas as a private temp file')
+  t.same(big.kernels.map((k) => k.name), ['scale'])
+  t.same(readdirSync(tempRoot), [], 'and the temp file is gone')
+})
+
+t.test('compile: -O, device debug, line info and sanitize reach ptxas', skipWithoutPtxas, async (t) => {
+  const ptx = examplePtx('vadd', 'sm_100')
+  const rows: Array<[string, Partial<ProgramConfig>, string[], RegExp | null]> = [
+    ['-O0', { optLevel: 0 }, [], null],
+    ['-O2', { optLevel: 2 }, [], null],
+    ['lineinfo', { lineinfo: true }, ['--generate-line-info'], null],
+    ['device debug', { optLevel: 0, deviceDebug: true }, ['--device-debug'], /\.debug_info section not found/],
+    ['device debug with lineinfo: no conflicting pair', { optLevel: 0, deviceDebug: true, lineinfo: true }, ['--device-debug'], /\.debug_info section not found/],
+    ['sanitize memcheck', { sanitize: 'memcheck' }, ['--sanitize', 'memcheck'], null],
+  ]
+  const plain = runPtxas(ptx, { gpuName: 'sm_100' }).cubin!
+  for (const [name, overrides, flags, warning] of rows) {
+    const { calls, onDiagnostic } = collector()
+    const output = await Program.create({ ...BASE, input: ptx, onDiagnostic, ...overrides }).compile()
+    const optLevel = overrides.optLevel ?? 3
+    t.same(output.ptxas.argv.slice(0, 5 + flags.length), ['ptxas', ...flags, '-arch', 'sm_100', '--opt-level', String(optLevel)], `${name}: argv`)
+    const reference = runPtxas(ptx, { gpuName: 'sm_100', optLevel, ptxasOptions: flags })
+    t.ok(output.cubin.equals(reference.cubin!), `${name}: the cubin ptxas makes with those flags`)
+    if (flags.length > 0) t.notOk(output.cubin.equals(plain), `${name}: which is not the plain one`)
+    t.equal(output.ptxas.diagnostics, reference.diagnostics, `${name}: ptxas's warnings, verbatim`)
+    t.same(calls, reference.diagnostics === '' ? [] : [[reference.diagnostics, 'ptxas']], `${name}: warnings on success reach the callback`)
+    if (warning !== null) t.match(output.ptxas.diagnostics, warning, `${name}: ptxas warned`)
+  }
+  const arm = await Program.create({ ...BASE, input: ptx, hostArch: 'aarch64', name: 'vadd' }).compile()
+  t.equal(arm.object.readUInt16LE(18), EM_AARCH64, 'hostArch aarch64: an AArch64 object')
+})
+
+t.test('compile: the SASS dump goes into the object', skipWithoutPtxas, async (t) => {
+  const tempRoot = scratchDir(t)
+  const tools = scratchDir(t)
+  // A stand-in for nvdisasm, which is not installed on these machines: it prints its arguments
+  // and the size of the cubin file it was given last.
+  fakeTool(tools, 'nvdisasm', [
+    'for last; do :; done',
+    'echo "// fake nvdisasm (stand-in): $*"',
+    'echo "cubin bytes: $(wc -c < "$last")"',
+  ].join('\n'))
+  const env = { ...process.env, PATH: `${tools}:${process.env.PATH}` }
+  const output = await Program.create({ ...BASE, dumpSassCommand: 'nvdisasm -c', env, tempRoot, name: 'k1' }).compile()
+  const [argsLine, sizeLine] = output.sass!.split('\n')
+  t.match(argsLine, new RegExp(`^// fake nvdisasm \\(stand-in\\): -c ${tempRoot}/tileharness-[^/]+/k1\\.cubin$`), 'the cubin path came last')
+  t.equal(sizeLine, `cubin bytes: ${output.cubin.length}`, 'and held the cubin')
+  t.equal(output.dumpSass!.argv[0], 'nvdisasm', 'found on PATH')
+  t.ok(output.object.includes(Buffer.from(`${output.sass}\0`)), 'the SASS text, NUL-terminated, is in the object')
+  t.same(readdirSync(tempRoot), [], 'the temp cubin is gone')
+
+  if (READELF !== null) {
+    const readelf = await Program.create({ ...BASE, dumpSassCommand: 'readelf -S -W', tempRoot }).compile()
+    t.match(readelf.sass, /Section Headers:/, 'readelf -S -W: a real program taking the cubin path')
+    t.match(readelf.sass, /\.nv\.info/)
+  }
+
+  if (searchPath('nvdisasm', process.env) === null) {
+    // No nvdisasm on PATH: the one in $CUDA_ROOT/bin runs, as the seed keeps the root for.
+    const root = join(tools, 'root')
+    mkdirSync(join(root, 'bin'), { recursive: true })
+    fakeTool(join(root, 'bin'), 'nvdisasm', 'echo "root nvdisasm $#"')
+    const fromRoot = await Program.create({ ...BASE, dumpSassCommand: 'nvdisasm -c', env: { ...process.env, CUDA_ROOT: root }, tempRoot }).compile()
+    t.equal(fromRoot.dumpSass!.argv[0], join(root, 'bin', 'nvdisasm'))
+    t.equal(fromRoot.sass, 'root nvdisasm 2\n')
+  }
+})
+
+t.test('compile: a failing SASS dump is a compile failure (status 5), no output', skipWithoutPtxas, async (t) => {
+  const tempRoot = scratchDir(t)
+  const tools = scratchDir(t)
+  fakeTool(tools, 'nvdisasm', 'echo "nvdisasm fatal : bad cubin" >&2; exit 2')
+  const pathWithFake = { ...process.env, PATH: `${tools}:${process.env.PATH}` }
+  const noRoot = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['CUDA_ROOT', 'CUDA_HOME', 'CUDA_PATH'].includes(k)))
+  const rows: Array<[string, Partial<ProgramConfig>, string | RegExp, string]> = [
+    ['the command fails', { dumpSassCommand: 'nvdisasm -c', env: pathWithFake }, 'nvdisasm exited with status 2', 'nvdisasm fatal : bad cubin\n'],
+    ['an empty command', { dumpSassCommand: '' }, EMPTY_DUMP_SASS_COMMAND, ''],
+    ['a blank command', { dumpSassCommand: ' \t ' }, EMPTY_DUMP_SASS_COMMAND, ''],
+    ['an unterminated quote', { dumpSassCommand: "nvdisasm '-c" }, /dumpSassCommand/, ''],
+    ['a missing program', { dumpSassCommand: 'th-no-such-disassembler -c' }, DIAGNOSTIC.notFound, ''],
+  ]
+  if (searchPath('nvdisasm', process.env) === null) {
+    rows.push(['nvdisasm missing: how to find it', { dumpSassCommand: 'nvdisasm -c', env: noRoot }, /^nvdisasm was not found on PATH \(No such file or directory\); put a CUDA toolkit's bin directory on PATH/, ''])
+  }
+  for (const [name, overrides, reason, diagnostics] of rows) {
+    const { calls, onDiagnostic } = collector()
+    const program = Program.create({ ...BASE, tempRoot, onDiagnostic, ...overrides })
+    const error = await rejection(program.compile())
+    t.same([error.status, error.message, error.tool], [5, 'failed to compile Tile IR program', 'dump-sass'], `${name}: status 5`)
+    if (typeof reason === 'string') t.equal(error.reason, reason, `${name}: reason`)
+    else t.match(error.reason, reason, `${name}: reason`)
+    t.equal(error.diagnostics, diagnostics, `${name}: the command's stderr, verbatim`)
+    t.same(calls.filter(([, tool]) => tool === 'dump-sass'), diagnostics === '' ? [] : [[diagnostics, 'dump-sass']], `${name}: callback`)
+    t.notOk(program.compiled, `${name}: no output`)
+    t.same(readdirSync(tempRoot), [], `${name}: no temp cubin left`)
+  }
+})
+
+t.test('cancellation: compile({ signal }) kills ptxas; release() does too', async (t) => {
+  const dir = scratchDir(t)
+  const tempRoot = join(dir, 'tmp')
+  mkdirSync(tempRoot)
+  const sleeper = fakeTool(dir, 'ptxas', `echo $$ > "$TH_PID"; exec sleep 30`)
+  const ptx = bigPtx(200_000) // the file route: a temp file exists while ptxas runs
+  const started = (file: string) => eventually(() => existsSync(file) && readFileSync(file, 'utf8').trim() !== '')
+  const pidOf = (file: string) => Number(readFileSync(file, 'utf8').trim())
+
+  // Aborted while ptxas runs.
+  const pidFile = join(dir, 'pid1')
+  const controller = new AbortController()
+  const program = Program.create({ input: ptx, gpuName: 'sm_100', ptxas: sleeper, tempRoot, env: { ...process.env, TH_PID: pidFile } })
+  const pending = rejection(program.compile({ signal: controller.signal }))
+  t.ok(await started(pidFile), 'ptxas started')
+  controller.abort()
+  const aborted = await pending
+  t.same([aborted.status, aborted.message, aborted.reason, aborted.toolStatus], [5, 'failed to compile Tile IR program', DIAGNOSTIC.aborted, 'aborted'])
+  t.ok(await eventually(() => processState(pidOf(pidFile)) !== 'alive'), 'ptxas was killed')
+  t.equal(thrown(() => program.getOutput()).code, 'NOT_COMPILED')
+  t.same(readdirSync(tempRoot), [], 'the temp PTX file is gone')
+
+  // Aborted before it started: nothing runs (seed 003, Phase 2).
+  const never = join(dir, 'never')
+  const early = await rejection(Program.create({ ...BASE, ptxas: sleeper, env: { ...process.env, TH_PID: never } }).compile({ signal: AbortSignal.abort() }))
+  t.same([early.status, early.reason], [5, 'the compile was aborted before ptxas started'])
+  t.notOk(existsSync(never), 'ptxas never started')
+
+  // Released while compiling: the child is killed and the compile reports the null program.
+  const pidFile2 = join(dir, 'pid2')
+  const doomed = Program.create({ input: ptx, gpuName: 'sm_100', ptxas: sleeper, tempRoot, env: { ...process.env, TH_PID: pidFile2 } })
+  const compiling = rejection(doomed.compile())
+  t.ok(await started(pidFile2))
+  doomed.release()
+  const released = await compiling
+  t.same([released.status, released.message, released.reason], [4, 'program is null', 'the program was released while it was compiling'])
+  t.ok(await eventually(() => processState(pidOf(pidFile2)) !== 'alive'), 'ptxas was killed')
+  t.same(readdirSync(tempRoot), [])
+
+  await t.rejects(Program.create(BASE).compile({ signal: 'stop' as unknown as AbortSignal }), { code: 'ERR_INVALID_ARG_TYPE', field: 'signal' })
+})
+
+t.test('compile() calls on one program run one at a time', async (t) => {
+  const dir = scratchDir(t)
+  const lock = join(dir, 'lock')
+  const ptxas = fakeTool(dir, 'ptxas', `mkdir '${lock}' 2>/dev/null || { echo overlap >&2; exit 9; }; sleep 0.2; rmdir '${lock}'; echo "one at a time" >&2; exit 1`)
+  const program = Program.create({ ...BASE, ptxas })
+  const errors = await Promise.all([rejection(program.compile()), rejection(program.compile()), rejection(program.compile())])
+  t.same(errors.map((e) => e.diagnostics), ['one at a time\n', 'one at a time\n', 'one at a time\n'], 'no two ran at once')
+})
+
+t.test('compileMany: results and callbacks in input order, whatever order the children finish in', async (t) => {
+  const dir = scratchDir(t)
+  const cubin = realCubin()
+  const cubinFile = join(dir, 'k.cubin')
+  if (cubin !== null) writeFileSync(cubinFile, cubin)
+  // Each child says it started, then waits for its own go file; the test lets them finish last-first.
+  const ptxas = fakeTool(dir, 'ptxas', [
+    'touch "$TH_GATE/started-$TH_NAME"',
+    'while [ ! -e "$TH_GATE/go-$TH_NAME" ]; do sleep 0.02; done',
+    'echo "diagnostic from $TH_NAME" >&2',
+    'touch "$TH_GATE/done-$TH_NAME"',
+    'if [ -n "$TH_CUBIN" ]; then cat "$TH_CUBIN"; exit 0; fi',
+    'exit 3',
+  ].join('\n'))
+  const n = 4
+  const order: string[] = []
+  const programs = Array.from({ length: n }, (_, i) => Program.create({
+    ...BASE,
+    ptxas,
+    // With a real cubin at hand, the even ones succeed and the odd ones fail.
+    env: { ...process.env, TH_GATE: dir, TH_NAME: String(i), TH_CUBIN: cubin !== null && i % 2 === 0 ? cubinFile : '' },
+    onDiagnostic: (text) => { order.push(text.trim()) },
+  }))
+  const pending = compileMany(programs, { concurrency: n })
+  t.ok(await eventually(() => Array.from({ length: n }, (_, i) => existsSync(join(dir, `started-${i}`))).every(Boolean)), 'all started')
+  for (let i = n - 1; i >= 0; i--) {
+    writeFileSync(join(dir, `go-${i}`), '')
+    t.ok(await eventually(() => existsSync(join(dir, `done-${i}`))), `child ${i} finished`)
+  }
+  const results = await pending
+  t.same(order, ['diagnostic from 0', 'diagnostic from 1', 'diagnostic from 2', 'diagnostic from 3'], 'callbacks in input order, though the children finished 3, 2, 1, 0')
+  for (const [i, result] of results.entries()) {
+    const succeeds = cubin !== null && i % 2 === 0
+    t.equal(result.status, succeeds ? 0 : 5, `result ${i}: status`)
+    if (succeeds) t.ok(result.output!.cubin.equals(cubin!), `result ${i}: its cubin`)
+    else t.equal(result.error!.diagnostics, `diagnostic from ${i}\n`, `result ${i}: its own diagnostics`)
+  }
+})
+
+t.test('compileMany: concurrency bounds the children running at once', async (t) => {
+  const dir = scratchDir(t)
+  const log = join(dir, 'log')
+  const ptxas = fakeTool(dir, 'ptxas', [
+    'mkdir "$TH_GATE/running-$TH_NAME"',
+    'ls -d "$TH_GATE"/running-* | wc -l >> "$TH_LOG"',
+    'while [ ! -e "$TH_GATE/go" ]; do sleep 0.02; done',
+    'rmdir "$TH_GATE/running-$TH_NAME"',
+    'exit 1',
+  ].join('\n'))
+  const programs = Array.from({ length: 5 }, (_, i) => Program.create({ ...BASE, ptxas, env: { ...process.env, TH_GATE: dir, TH_NAME: String(i), TH_LOG: log } }))
+  const pending = compileMany(programs, { concurrency: 2 })
+  t.ok(await eventually(() => existsSync(log) && readFileSync(log, 'utf8').trim().split('\n').length >= 2), 'two started')
+  await new Promise((resolve) => setTimeout(resolve, 300)) // a third, if the bound were broken, would start now
+  t.equal(readFileSync(log, 'utf8').trim().split('\n').length, 2, 'and only two, while they are held')
+  writeFileSync(join(dir, 'go'), '')
+  const results = await pending
+  t.same(results.map((r) => r.status), [5, 5, 5, 5, 5])
+  t.ok(readFileSync(log, 'utf8').trim().split('\n').every((count) => Number(count) <= 2), 'never more than two at once')
+})
+
+t.test('compileMany: null and released programs, abort, bad arguments', async (t) => {
+  const dir = scratchDir(t)
+  const failing = fakeTool(dir, 'ptxas', 'echo nope >&2; exit 1')
+  const released = Program.create({ ...BASE, ptxas: failing })
+  released.release()
+  const results = await compileMany([null, Program.create({ ...BASE, ptxas: failing }), undefined, released], { concurrency: 1 })
+  t.same(results.map((r) => [r.status, r.error?.message]), [
+    [4, 'program is null'], [5, 'failed to compile Tile IR program'], [4, 'program is null'], [4, 'program is null'],
+  ])
+  t.same(await compileMany([]), [])
+
+  // Abort: the running child is killed; the ones still waiting never start.
+  const sleeper = fakeTool(dir, 'sleeper', 'touch "$TH_GATE/started-$TH_NAME"; exec sleep 30')
+  const programs = [0, 1, 2].map((i) => Program.create({ ...BASE, ptxas: sleeper, env: { ...process.env, TH_GATE: dir, TH_NAME: String(i) } }))
+  const controller = new AbortController()
+  const pending = compileMany(programs, { concurrency: 1, signal: controller.signal })
+  t.ok(await eventually(() => existsSync(join(dir, 'started-0'))))
+  controller.abort()
+  const aborted = await pending
+  t.same(aborted.map((r) => [r.status, r.error?.reason]), [
+    [5, DIAGNOSTIC.aborted], [5, 'the compile was aborted before ptxas started'], [5, 'the compile was aborted before ptxas started'],
+  ])
+  t.notOk(existsSync(join(dir, 'started-1')) || existsSync(join(dir, 'started-2')), 'the others never started')
+
+  const program = Program.create(BASE)
+  await t.rejects(compileMany('p' as unknown as Program[]), { code: 'ERR_INVALID_ARG_TYPE', field: 'programs' })
+  await t.rejects(compileMany([program], { concurrency: 0 }), { code: 'ERR_OUT_OF_RANGE', field: 'concurrency' })
+  await t.rejects(compileMany([program], { concurrency: 1.5 }), { code: 'ERR_OUT_OF_RANGE', field: 'concurrency' })
+  await t.rejects(compileMany([program], { concurrency: '2' as unknown as number }), { code: 'ERR_INVALID_ARG_TYPE', field: 'concurrency' })
+  await t.rejects(compileMany([program, {} as Program]), { code: 'ERR_INVALID_ARG_TYPE', field: 'programs[1]' })
+  await t.rejects(compileMany([program, program]), { code: 'ERR_INVALID_ARG_VALUE', field: 'programs[1]', message: 'programs[1] is the same Program as programs[0]' })
+})
+
+t.test('onDiagnostic that throws: the compile rejects with its error and installs no output', async (t) => {
+  const dir = scratchDir(t)
+  const boom = new Error('callback failed')
+  const program = Program.create({ ...BASE, ptxas: fakeTool(dir, 'ptxas', 'echo warn >&2; exit 1'), onDiagnostic: () => { throw boom } })
+  await t.rejects(program.compile(), boom)
+  t.notOk(program.compiled)
+  // compileMany finishes every program's turn, then rethrows it.
+  const other = Program.create({ ...BASE, ptxas: fakeTool(dir, 'ptxas2', 'exit 1') })
+  await t.rejects(compileMany([program, other]), boom)
+  t.equal((await rejection(other.compile())).status, 5, 'the other program is not stuck')
+})
+
+t.test('no temp files or fds left behind on any path', skipWithoutPtxas, async (t) => {
+  const tempRoot = scratchDir(t)
+  const dir = scratchDir(t)
+  const sleeper = fakeTool(dir, 'sleeper', 'exec sleep 30')
+  const failingDump = fakeTool(dir, 'dump', 'exit 4')
+  const big = bigPtx(200_000)
+  await Program.create({ ...BASE, tempRoot }).compile() // warm up the addon
+  const before = openFds()
+  const rows: Array<[string, Partial<ProgramConfig>, (() => AbortSignal)?]> = [
+    ['success, argv', {}],
+    ['success, file route, with a dump', { input: big, dumpSassCommand: 'od -An -tx1' }],
+    ['ptxas fails, file route', { input: big.replace('ret;', 'ret') }],
+    ['timeout, file route', { input: big, ptxas: sleeper, timeout: 200 }],
+    ['abort, file route', { input: big, ptxas: sleeper }, () => AbortSignal.timeout(200)],
+    ['dump fails', { dumpSassCommand: failingDump }],
+    ['ptxas not found', { env: { PATH: join(dir, 'nowhere') } }],
+  ]
+  for (const [name, overrides, signal] of rows) {
+    const program = Program.create({ ...BASE, tempRoot, ...overrides })
+    await program.compile(signal === undefined ? {} : { signal: signal() }).catch((error: unknown) => {
+      if (!(error instanceof ProgramError)) throw error
+    })
+    program.release()
+    t.same(readdirSync(tempRoot), [], `${name}: nothing left in the temp root`)
+  }
+  t.equal(openFds(), before, 'no fds leaked')
+})
+
+t.test('the cubin is readable with lib/elf and the object holds what readCubin reads', skipWithoutPtxas, async (t) => {
+  const output = await Program.create({ input: exampleKernel('cluster', 'sm_110'), gpuName: 'sm_110' }).compile()
+  t.same(readCubin(output.cubin).kernels, output.kernels)
+  t.same(output.kernels[0].ctaPerCluster, [2, 1, 1], 'the cluster shape survived')
+})
