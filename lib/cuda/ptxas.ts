@@ -168,10 +168,15 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
   }
 }
 
-/** The seed's child: posix_spawn, stdin closed, cubin on a stdout pipe, stderr piped or merged. */
+/**
+ * The seed's child: posix_spawn, stdin closed, cubin on a stdout pipe, stderr piped or merged.
+ * Measured (unless `measure: false`), so the rusage reported for ptxas is ptxas's own and not
+ * inflated to this process's RSS.
+ */
 export function ptxasChildSpec(
   argv: readonly string[],
   options: {
+    measure?: boolean
     program?: string
     env?: Record<string, string | undefined>
     timeout?: number
@@ -189,6 +194,7 @@ export function ptxasChildSpec(
     stderr: options.mergeStderr === true ? 'stdout' : 'pipe',
     timeout: options.timeout ?? DEFAULT_PTXAS_TIMEOUT_MS,
     launcher: 'posix_spawn',
+    measure: options.measure !== false,
   }
   if (options.env !== undefined) spec.env = options.env
   if (options.maxBuffer !== undefined) spec.maxBuffer = options.maxBuffer
