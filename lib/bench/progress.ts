@@ -31,29 +31,41 @@ export function renderProgress(p: ProgressState, columns = 80): string {
   return head + name
 }
 
-/** Draws renderProgress on a TTY stream; a no-op on anything else. */
+/** Draws renderProgress on a TTY stream, redrawn twice a second so the ETA moves during a long
+ * run; a no-op on anything else. */
 export class ProgressBar {
   private readonly tty: boolean
   private started = 0
-  private drawn = false
+  private state: Omit<ProgressState, 'elapsedMs'> | null = null
+  private timer: NodeJS.Timeout | null = null
 
   constructor(private readonly stream: NodeJS.WriteStream) {
     this.tty = stream.isTTY === true
   }
 
+  /** A new phase: the ETA counts from now. */
   begin(): void {
     this.started = performance.now()
   }
 
   update(p: Omit<ProgressState, 'elapsedMs'>): void {
     if (!this.tty) return
-    const line = renderProgress({ ...p, elapsedMs: performance.now() - this.started }, this.stream.columns || 80)
-    this.stream.write(`\r\x1b[K${line}`)
-    this.drawn = true
+    this.state = p
+    this.draw()
+    if (this.timer === null) this.timer = setInterval(() => this.draw(), 500).unref()
   }
 
+  /** Erases the line and stops redrawing. */
   clear(): void {
-    if (this.tty && this.drawn) this.stream.write('\r\x1b[K')
-    this.drawn = false
+    if (this.timer !== null) clearInterval(this.timer)
+    this.timer = null
+    if (this.state !== null) this.stream.write('\r\x1b[K')
+    this.state = null
+  }
+
+  private draw(): void {
+    if (this.state === null) return
+    const line = renderProgress({ ...this.state, elapsedMs: performance.now() - this.started }, this.stream.columns || 80)
+    this.stream.write(`\r\x1b[K${line}`)
   }
 }

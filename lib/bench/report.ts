@@ -178,7 +178,7 @@ export function formatMarkdown(report: BenchReport): string {
       `${t(s.userMs.mean, cpu)} | ${t(s.sysMs.mean, cpu)} | ${formatValue(s.maxRSSKiB.median, rss, 'memory').replace(/ \S+$/, '')} | ` +
       `${formatValue(s.minorPageFault.median, { suffix: '', divisor: 1 }, 'count')} | ` +
       `${formatValue(s.voluntaryContextSwitches.median, { suffix: '', divisor: 1 }, 'count')}/${formatValue(s.involuntaryContextSwitches.median, { suffix: '', divisor: 1 }, 'count')} | ` +
-      `${c.ratio ? formatRatio(c.ratio.wallMs) : '1.00'} | ${c.ratio ? formatRatio(c.ratio.maxRSSKiB) : '1.00'} |`)
+      `${c.ratio ? formatRatio(c.ratio.wallMs) : '1.00x'} | ${c.ratio ? formatRatio(c.ratio.maxRSSKiB) : '1.00x'} |`)
   }
   return rows.join('\n') + '\n'
 }

@@ -140,7 +140,7 @@ export function commandArgv(command: string, shell: boolean): string[] {
 /** Why a run counts as failed, in words; '' when it did not fail. */
 function failureOf(r: ChildResult, timeoutMs: number): string {
   if (r.timedOut) return `timed out after ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${timeoutMs / 1000} s`}`
-  if (r.signal !== null) return `was killed by ${r.signal}${r.diagnostic ? ` (${r.diagnostic})` : ''}`
+  if (r.signal !== null) return `was killed by ${r.signal}${r.diagnostic ? `: ${r.diagnostic}` : ''}`
   if (r.exitCode !== 0) return `exited with code ${r.exitCode}`
   return ''
 }
@@ -174,6 +174,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     return r
   }
 
+  let failure: BenchFailure | null = null
   try {
     // Warmup and measured runs, round by round: A B A B, never A A B B.
     for (const [phase, rounds] of [['warmup', o.warmup], ['measuring', o.runs]] as const) {
@@ -188,14 +189,15 @@ export async function benchCommand(argv: string[]): Promise<number> {
       }
     }
   } catch (err) {
+    if (!(err instanceof BenchFailure)) throw err
+    failure = err
+  } finally {
     progress.clear()
-    if (err instanceof BenchFailure) {
-      process.stderr.write(`tileharness bench: ${err.message}\n`)
-      return BENCH_FAILED
-    }
-    throw err
   }
-  progress.clear()
+  if (failure) {
+    process.stderr.write(`tileharness bench: ${failure.message}\n`)
+    return BENCH_FAILED
+  }
 
   const options: BenchOptionsRecord = {
     runs: o.runs, warmup: o.warmup, timeoutMs: o.timeoutMs, shell: o.shell, measure: o.measure,

@@ -1,0 +1,312 @@
+// The performance suite: `npm run bench` writes bench/RESULTS.md (and bench/spawn.svg);
+// `npm run bench -- --quick` is the short form for CI (fewer rounds, smaller sizes; prints the
+// results and writes nothing unless --out is given).
+//
+//   node scripts/bench/run.mjs [--quick] [--out FILE] [--svg FILE] [--rows 1,2,...] [--strict]
+//
+// Every figure is a ratio measured side by side in this one run: each row group runs in a fresh
+// Node process (scripts/bench/worker.mjs) that interleaves its methods round by round, and a
+// ratio is the median of the per-round ratios, so a busy neighbour slows both sides of it.
+// --strict: exit 1 when a target is missed (by default only a failed measurement exits 1).
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { spawnChildSync } from '../../dist/index.js'
+import { median, pairedRatio, quantile } from '../../dist/bench/statistics.js'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const ROOT = path.resolve(HERE, '../..')
+const GiB = 1024 ** 3
+
+const argv = process.argv.slice(2)
+const flag = name => argv.includes(name)
+const option = name => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined }
+const quick = flag('--quick')
+const strict = flag('--strict')
+const out = option('--out') ?? (quick ? null : path.join(ROOT, 'bench/RESULTS.md'))
+const svgOut = option('--svg') ?? (quick ? null : path.join(ROOT, 'bench/spawn.svg'))
+const onlyRows = option('--rows')?.split(',').map(Number) ?? [1, 2, 3, 4, 5, 6]
+
+const CONFIG = quick
+  ? {
+      sizes: [{ label: '~50 MB', bytes: 0 }, { label: '1 GiB', bytes: GiB }],
+      spawn: { rounds: 10, batch: 10, batchMs: 20 },
+      throughput: { count: 1000, inFlight: 32, rounds: 2 },
+      capture: { bytes: 256 * 1024 ** 2, label: '256 MiB', rounds: 2 },
+      timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 10 },
+      ptxas: { rounds: 3, batch: 2, batchMs: 1000 },
+      svg: { runs: 10, warmup: 2 },
+    }
+  : {
+      sizes: [{ label: '~50 MB', bytes: 0 }, { label: '1 GiB', bytes: GiB }, { label: '4 GiB', bytes: 4 * GiB }],
+      spawn: { rounds: 60, batch: 20, batchMs: 30 },
+      throughput: { count: 1000, inFlight: 32, rounds: 6 },
+      capture: { bytes: GiB, label: '1 GiB', rounds: 5 },
+      timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 20 },
+      ptxas: { rounds: 12, batch: 3, batchMs: 1000 },
+      svg: { runs: 40, warmup: 3 },
+    }
+
+const TARGET_FLOOR = 1.10
+const TARGET_FORK = 1.50
+const started = performance.now()
+const log = text => process.stderr.write(`bench: ${text}\n`)
+const sections = []
+const targets = [] // { row, what, ratio, limit, met }
+const failures = []
+const readings = [] // lines that say where a missed spawn target's time goes
+
+// ----- helpers --------------------------------------------------------------------------------
+
+function run(file, args, extra = {}) {
+  return spawnChildSync({ file, args, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', maxBuffer: 64 * 1024 ** 2, ...extra })
+}
+
+function firstLine(file, args) {
+  try {
+    const r = run(file, args, { timeout: 10000 })
+    return r.exitCode === 0 ? r.stdout.toString().trim().split('\n')[0] : null
+  } catch {
+    return null
+  }
+}
+
+/** Compiles floor.c into a private temp dir; the path of the program. */
+function buildFloor(dir) {
+  const exe = path.join(dir, 'floor')
+  const r = run('cc', ['-O2', '-Wall', '-o', exe, path.join(HERE, 'floor.c')], { stderr: 'stdout' })
+  if (r.exitCode !== 0) throw new Error(`cc floor.c failed: ${r.diagnostic || r.stdout.toString()}`)
+  return exe
+}
+
+/** Runs one row group in a fresh Node process; its JSON, or null (and a recorded failure). */
+function worker(task, params, row) {
+  log(`row ${row}: ${task} ${JSON.stringify(params)}`)
+  const r = run(process.execPath, ['--expose-gc', path.join(HERE, 'worker.mjs'), task, JSON.stringify(params)],
+    { stderr: 'inherit', timeout: 8 * 60 * 1000 })
+  if (r.exitCode !== 0) {
+    failures.push(`row ${row} (${task}): the worker failed: ${r.diagnostic || `exit ${r.exitCode}`}`)
+    return null
+  }
+  return JSON.parse(r.stdout.toString().trim().split('\n').pop())
+}
+
+const us = v => (v >= 10000 ? `${(v / 1000).toFixed(1)} ms` : `${v.toFixed(0)} µs`)
+const ms = v => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ms'
+const x = r => (r === null ? 'n/a' : `${r.median.toFixed(2)}x`)
+const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i ? '---:' : ':---')).join('|')}|`, ...rows.map(r => `| ${r.join(' | ')} |`)].join('\n')
+
+function target(row, what, ratio, limit) {
+  const met = ratio !== null && ratio.median <= limit
+  targets.push({ row, what, ratio, limit, met })
+  return `${x(ratio)} ≤ ${limit.toFixed(2)}x: **${met ? 'met' : 'MISSED'}**`
+}
+
+/** Per-operation median of the round medians, and the paired ratio to `base` (round medians). */
+function cell(methods, name, base = 'floor') {
+  const m = methods[name]
+  const ratio = name === base ? null : pairedRatio(m.medianUs, methods[base].medianUs)
+  return { median: median(m.medianUs), mean: median(m.meanUs), ratio, meanRatio: name === base ? null : pairedRatio(m.meanUs, methods[base].meanUs) }
+}
+const show = c => `${us(c.median)} (mean ${us(c.mean)})${c.ratio ? ` — ${x(c.ratio)}` : ''}`
+
+// ----- the rows -------------------------------------------------------------------------------
+
+const machine = (() => {
+  const cpus = os.cpus()
+  const glibc = process.report?.getReport?.().header?.glibcVersionRuntime
+  return `**Machine:** ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${(os.totalmem() / GiB).toFixed(1)} GiB RAM, ` +
+    `Linux ${os.release()}${glibc ? `, glibc ${glibc}` : ''}, Node ${process.version}, ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}` +
+    `${quick ? ' — **quick run** (fewer rounds, smaller sizes)' : ''}`
+})()
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tileharness-bench-'))
+let floor
+try {
+  floor = buildFloor(tmp)
+  log(`built ${floor}`)
+
+  if (onlyRows.includes(1) || onlyRows.includes(2)) {
+    const bySize = []
+    for (const size of CONFIG.sizes) {
+      const result = worker('spawn', { ...CONFIG.spawn, rssBytes: size.bytes, floor }, '1-2')
+      if (result) bySize.push({ size, result })
+    }
+    for (const b of bySize) {
+      const m = b.result.methods
+      const r = name => x(pairedRatio(m[name].medianUs, m.floor.medianUs))
+      readings.push(`at ${b.size.label}: the harness's system calls replayed in C ${r('floorHarness')} of the floor; ` +
+        `the addon's call from Node ${r('thNative')}; spawnChildSync ${r('thSync')}; spawnChild (async) ${r('thAsync')}`)
+    }
+    const rssLabel = ({ size, result }) => `${(result.rssBytes / 1024 ** 2).toFixed(0)} MiB${size.bytes ? '' : ' (no ballast)'}`
+    const LABELS = {
+      floor: 'floor', floorHarness: 'floor -s', thSync: 'spawnChildSync', thNative: 'native.spawnSync', thSyncFork: 'spawnChildSync fork',
+      cpSync: 'spawnSync', execaSync: 'execaSync', thAsync: 'spawnChild', thAsyncFork: 'spawnChild fork', cpAsync: 'spawn', execaAsync: 'execa',
+    }
+    const batches = bySize.map(b => `${b.size.label}: ` + Object.entries(b.result.methods).map(([k, v]) => `${LABELS[k] ?? k} ${v.batch}`).join(', ')).join('; ')
+    const method = `Per spawn: the median over ${CONFIG.spawn.rounds} rounds of each round's median (mean: the same of each round's mean); ` +
+      `ratio: the median of the per-round ratios to the C floor, methods interleaved round by round in one process per size. ` +
+      `stdio on /dev/null everywhere ('ignore'). Spawns per round (fewer for a method whose batch would pass ${CONFIG.spawn.batchMs} ms): ${batches}.`
+    if (onlyRows.includes(1)) {
+      sections.push(`## 1. Spawn+wait of \`/bin/true\`, sync API\n\n` +
+        `The floor is \`scripts/bench/floor.c\` (posix_spawnp + wait4 in a loop, compiled with cc at run time, its own small process); ` +
+        `the others run inside a Node process holding the parent RSS in filled Buffers. ${method}\n\n` +
+        table(['Parent RSS', 'C floor', 'tileharness spawnChildSync', 'child_process.spawnSync', 'execaSync', 'Target: spawnChildSync vs floor'],
+          bySize.map(b => {
+            const m = b.result.methods
+            const th = cell(m, 'thSync')
+            return [rssLabel(b), show(cell(m, 'floor')), show(th), show(cell(m, 'cpSync')), show(cell(m, 'execaSync')),
+              target('1', `spawnChildSync vs floor at ${b.size.label}`, th.ratio, TARGET_FLOOR) + ` (means: ${x(th.meanRatio)})`]
+          })) +
+        `\n\nWhere the gap to the floor is, per size: (a) tileharness's own system calls replayed in C (\`floor -s\`: all signals to SIG_DFL, ` +
+        `closefrom, pidfd_open, poll, wait4) — the cost of the harness's choices; (b) the addon's call alone from Node (\`native.spawnSync\`, ` +
+        `spec normalized once, no result object built) — (b) minus (a) is making those calls from inside Node; spawnChildSync minus (b) is the JS layer.\n\n` +
+        table(['Parent RSS', '(a) harness sequence in C', '(b) native.spawnSync from Node', 'spawnChildSync'],
+          bySize.map(b => [rssLabel(b), show(cell(b.result.methods, 'floorHarness')), show(cell(b.result.methods, 'thNative')), show(cell(b.result.methods, 'thSync'))])))
+    }
+    if (onlyRows.includes(2)) {
+      sections.push(`## 2. The same through the async API, and the fork path\n\n` +
+        `Async: sequential awaits (one child at a time). Measured in the same rounds and processes as row 1, against the same floor runs.\n\n` +
+        table(['Parent RSS', 'C floor', 'tileharness spawnChild', 'child_process.spawn (await exit)', 'execa (await)', 'Target: spawnChild vs floor (row 1\'s)'],
+          bySize.map(b => {
+            const m = b.result.methods
+            const th = cell(m, 'thAsync')
+            return [rssLabel(b), show(cell(m, 'floor')), show(th), show(cell(m, 'cpAsync')), show(cell(m, 'execaAsync')),
+              target('2', `spawnChild (async) vs floor at ${b.size.label}`, th.ratio, TARGET_FLOOR)]
+          })) +
+        `\n\nThe fork path (\`launcher: 'fork'\`: clone(CLONE_VM|CLONE_VFORK) and the seed's child-side sequence) against the posix_spawn path, ` +
+        `ratios paired round by round as above:\n\n` +
+        table(['Parent RSS', 'spawnChildSync fork', 'fork / posix_spawn (sync)', 'spawnChild fork', 'fork / posix_spawn (async)', 'sync fork vs floor', 'Target: fork / posix_spawn at 4 GiB'],
+          bySize.map(b => {
+            const m = b.result.methods
+            const sync = pairedRatio(m.thSyncFork.medianUs, m.thSync.medianUs)
+            const async_ = pairedRatio(m.thAsyncFork.medianUs, m.thAsync.medianUs)
+            const at4 = b.size.bytes >= 4 * GiB
+            return [rssLabel(b), show(cell(m, 'thSyncFork', 'thSyncFork')), x(sync), show(cell(m, 'thAsyncFork', 'thAsyncFork')), x(async_),
+              x(cell(m, 'thSyncFork').ratio), at4 ? target('2', 'fork path vs posix_spawn path (sync) at 4 GiB', sync, TARGET_FORK) : '—']
+          })))
+    }
+  }
+
+  if (onlyRows.includes(3)) {
+    const r = worker('throughput', CONFIG.throughput, 3)
+    if (r) {
+      const th = median(r.wallMs.thAsync), cp = median(r.wallMs.cpAsync)
+      const ratio = pairedRatio(r.wallMs.thAsync, r.wallMs.cpAsync)
+      sections.push(`## 3. Throughput: ${r.count} \`/bin/true\`, ${r.inFlight} in flight\n\n` +
+        `Wall time of the whole batch, median of ${r.rounds} rounds (alternating order; a warm-up batch each first); ratio: median of the per-round ratios.\n\n` +
+        table(['Parent (this suite\'s worker)', 'tileharness spawnChild', 'child_process.spawn', 'tileharness / child_process'],
+          [['~50 MB', `${ms(th)} (${(r.count / th * 1000).toFixed(0)} spawns/s)`, `${ms(cp)} (${(r.count / cp * 1000).toFixed(0)} spawns/s)`, x(ratio)]]))
+    }
+  }
+
+  if (onlyRows.includes(4)) {
+    const r = worker('capture', { bytes: CONFIG.capture.bytes, rounds: CONFIG.capture.rounds, floor }, 4)
+    if (r) {
+      const mib = r.bytes / 1024 ** 2
+      const line = (name, key) => {
+        const wall = median(r.wallMs[key])
+        const ratio = key === 'floor' ? null : pairedRatio(r.wallMs[key], r.wallMs.floor)
+        return [name, ms(wall), `${(mib / wall * 1000).toFixed(0)} MiB/s`, ratio ? x(ratio) : '1.00x (floor)']
+      }
+      sections.push(`## 4. Capture: ${CONFIG.capture.label} through a stdout pipe\n\n` +
+        `\`head -c ${r.bytes} /dev/zero\`, the whole output kept in memory (maxBuffer above it), median of ${r.rounds} rounds, rotated order. ` +
+        `The floor is \`head -c ${r.bytes} /dev/zero | cat > /dev/null\` run by the C floor program (the same bytes through a pipe, not kept).\n\n` +
+        table(['Method', 'Wall (median)', 'Throughput', 'Ratio to floor'], [
+          line('floor: `head \\| cat > /dev/null`', 'floor'),
+          line('tileharness spawnChildSync, stdout `pipe`', 'thSync'),
+          line('child_process.spawnSync, large maxBuffer', 'cpSync'),
+        ]))
+    }
+  }
+
+  if (onlyRows.includes(5)) {
+    const r = worker('timeout', CONFIG.timeout, 5)
+    if (r) {
+      const dist = xs => [median(xs), quantile(xs, 0.9), quantile(xs, 0.99), Math.max(...xs)].map(ms)
+      sections.push(`## 5. Timeout accuracy: ${r.children} \`sleep 10\`, ${r.timeoutMs} ms timeouts, ${r.concurrency} at once (async API)\n\n` +
+        `Lateness = when the child was reaped (or the result reached JS) minus its deadline (start + ${r.timeoutMs} ms).\n\n` +
+        table(['Lateness', 'median', 'p90', 'p99', 'max'], [
+          ['tileharness: reaped (harness clock, durationMs − timeout)', ...dist(r.thReapedMs)],
+          ['tileharness: result delivered to JS (performance.now)', ...dist(r.thDeliveredMs)],
+          ['child_process.spawn({ timeout }): \'exit\' event in JS', ...dist(r.cpExitMs)],
+          [`control: tileharness one at a time (${r.idleReapedMs.length} children, loop idle): reaped`, ...dist(r.idleReapedMs)],
+        ]) +
+        `\n\nA deadline is a uv timer on the main loop, so it fires only when the loop is free: with ${r.concurrency} children ` +
+        `started back to back, each launch holds the loop for its posix_spawn, and part of the lateness above is that queue; ` +
+        `the control row is the same timer with an idle loop. child_process's timeout is a JS timer behind the same queue plus its own spawn cost.`)
+    }
+  }
+
+  if (onlyRows.includes(6)) {
+    const version = firstLine('sh', ['-c', 'ptxas --version | tail -n 2 | head -n 1'])
+    if (!firstLine('sh', ['-c', 'command -v ptxas'])) {
+      sections.push('## 6. ptxas through the harness\n\nSkipped: `ptxas` is not on the PATH.')
+    } else {
+      const r = worker('ptxas', { ...CONFIG.ptxas, floor }, 6)
+      if (r) {
+        const m = r.methods
+        sections.push(`## 6. ptxas through the harness vs run directly\n\n` +
+          `\`${r.argv.join(' ')}\` (the \`vadd\` example kernel from lib/ptx), ${version ?? 'ptxas'}; per run: median over ${r.rounds} rounds of each round's median; ` +
+          `direct = the C floor program (posix_spawnp + wait4), through the harness = spawnChildSync with stdout and stderr piped.\n\n` +
+          table(['Method', 'Per run', 'Ratio to direct'], [
+            ['ptxas directly (C floor)', show(cell(m, 'floor')), '1.00x'],
+            ['ptxas through spawnChildSync', show({ ...cell(m, 'thSync'), ratio: null }), x(cell(m, 'thSync').ratio)],
+          ]))
+      }
+    }
+  }
+
+  if (svgOut) {
+    fs.mkdirSync(path.dirname(svgOut), { recursive: true })
+    log(`tileharness bench for ${path.relative(ROOT, svgOut)}`)
+    const md = path.join(tmp, 'spawn.md')
+    const r = run(process.execPath, [path.join(ROOT, 'dist/cli/main.js'), 'bench', '-n', String(CONFIG.svg.runs), '--warmup', String(CONFIG.svg.warmup),
+      '--svg', svgOut, '--markdown', md, '/bin/true', 'sh -c true'], { stderr: 'inherit' })
+    if (r.exitCode !== 0) failures.push(`tileharness bench for the SVG failed: ${r.diagnostic || `exit ${r.exitCode}`}`)
+    else {
+      sections.push(`## \`tileharness bench\`: \`/bin/true\` vs \`sh -c true\`\n\n` +
+        `\`tileharness bench -n ${CONFIG.svg.runs} --warmup ${CONFIG.svg.warmup} --svg ${path.relative(ROOT, svgOut)} '/bin/true' 'sh -c true'\` (max RSS through the measuring helper):\n\n` +
+        fs.readFileSync(md, 'utf8') + `\n![per-run wall time and max RSS](${path.relative(path.dirname(out ?? svgOut), svgOut)})`)
+    }
+  }
+} catch (err) {
+  failures.push(`the suite stopped: ${err.message}`)
+} finally {
+  fs.rmSync(tmp, { recursive: true, force: true })
+}
+
+// ----- the results file -----------------------------------------------------------------------
+
+const missed = targets.filter(t => !t.met)
+const minutes = ((performance.now() - started) / 60000).toFixed(1)
+const doc = [
+  '# tileharness performance',
+  '',
+  machine,
+  '',
+  `Generated by \`node scripts/bench/run.mjs${quick ? ' --quick' : ''}\` in ${minutes} min. Each figure is measured side by side in this one run; ratios are medians of per-round ratios (lower is faster).`,
+  '',
+  ...sections.flatMap(s => [s, '']),
+  '## Targets',
+  '',
+  ...targets.map(t => `- ${t.met ? 'met' : '**MISSED**'}: row ${t.row}, ${t.what}: ${x(t.ratio)} (target ≤ ${t.limit.toFixed(2)}x)`),
+  '',
+  missed.length ? `**Missed targets (${missed.length} of ${targets.length}):**` : `All ${targets.length} targets met.`,
+  ...missed.map(t => `- row ${t.row}: ${t.what}: ${x(t.ratio)} > ${t.limit.toFixed(2)}x`),
+  ...(missed.some(t => t.row === '1' || t.row === '2') && readings.length
+    ? ['', 'Where the time goes (ratios to the floor, from rows 1 and 2):', ...readings.map(r => `- ${r}`)]
+    : []),
+  ...(failures.length ? ['', '**Measurements that failed:**', ...failures.map(f => `- ${f}`)] : []),
+  '',
+].join('\n')
+
+if (out) {
+  fs.mkdirSync(path.dirname(out), { recursive: true })
+  fs.writeFileSync(out, doc)
+  log(`wrote ${path.relative(process.cwd(), out)}${svgOut ? ` and ${path.relative(process.cwd(), svgOut)}` : ''}`)
+}
+if (!out || quick) process.stdout.write(doc)
+log(`${minutes} min; ${missed.length ? `${missed.length} target(s) missed` : 'all targets met'}${failures.length ? `; ${failures.length} measurement(s) failed` : ''}`)
+process.exitCode = failures.length || (strict && missed.length) ? 1 : 0

@@ -1,0 +1,255 @@
+// One row group of the performance suite, in a fresh Node process so that each parent-RSS size
+// (and each memory-hungry row) starts clean. Started by run.mjs:
+//
+//   node --expose-gc scripts/bench/worker.mjs TASK 'JSON params'
+//
+// Prints one JSON object on stdout; progress notes go to stderr. Every figure is taken side by
+// side: within a round each method runs once (a batch), the order rotating from round to round,
+// so that drift on a shared machine reaches every method alike. run.mjs turns rounds into ratios.
+import childProcess from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { execa, execaSync } from 'execa'
+import { spawnChild, spawnChildSync } from '../../dist/index.js'
+import { median, mean } from '../../dist/bench/statistics.js'
+import { native } from '../../dist/spawn/native.js'
+import { normalizeSpec } from '../../dist/spawn/normalize.js'
+
+const [task, paramText] = process.argv.slice(2)
+const params = JSON.parse(paramText ?? '{}')
+const TRUE = '/bin/true'
+const note = text => process.stderr.write(`  ${text}\n`)
+const nsSince = t0 => Number(process.hrtime.bigint() - t0)
+
+/** Resident memory held in Buffers filled with data, up to `targetBytes` of this process's RSS. */
+function holdMemory(targetBytes) {
+  const held = []
+  const CHUNK = 256 * 1024 * 1024
+  let missing = targetBytes - process.memoryUsage.rss()
+  let seed = 1
+  while (missing > 16 * 1024 * 1024) {
+    const size = Math.min(CHUNK, missing)
+    // fill() writes every byte, so every page is resident (not a shared zero page).
+    held.push(Buffer.allocUnsafeSlow(size).fill(0x5a ^ seed++))
+    missing = targetBytes - process.memoryUsage.rss()
+  }
+  return held
+}
+
+/** The floor program's own timing of `n` runs of argv (flags: ['-s'] for the harness's sequence). */
+function floorRun(n, argv, flags = []) {
+  const r = spawnChildSync({ file: params.floor, args: [...flags, String(n), ...argv], stdout: 'pipe', stderr: 'pipe' })
+  if (r.exitCode !== 0) throw new Error(`floor failed: ${r.diagnostic || r.exitCode} ${r.stderr}`)
+  const out = JSON.parse(r.stdout.toString())
+  if (out.failures) throw new Error(`floor: ${out.failures} of ${n} runs of ${argv.join(' ')} failed`)
+  return out
+}
+
+const check = (ok, what) => { if (!ok) throw new Error(`${what}: unexpected result`) }
+
+/**
+ * Rounds of batches: in round k every method runs a batch of operations (rotated order); each
+ * method gets the median and mean of its per-operation times per round, in microseconds.
+ * A method is either { each: () => void | Promise } (timed here, per operation) or
+ * { batch: n => { medianNs, meanNs } } (times itself, the floor). A batch is `maxBatch`
+ * operations, or fewer for a method so slow that a batch would pass `batchMs` (child_process at
+ * 4 GiB costs a hundred times what the floor does; a few of its spawns tell that story).
+ */
+async function rounds(methods, count, maxBatch, batchMs) {
+  const names = Object.keys(methods)
+  const out = Object.fromEntries(names.map(n => [n, { batch: 0, medianUs: [], meanUs: [] }]))
+  // Warm up each method (JIT, page cache, lazy imports) and size its batch from the median of a
+  // few operations (a median, so one stall on a busy machine does not shrink the batch).
+  for (const name of names) {
+    await runBatch(methods[name], 2)
+    const { medianNs } = await runBatch(methods[name], 5)
+    out[name].batch = Math.max(1, Math.min(maxBatch, Math.floor((batchMs * 1e6) / medianNs)))
+  }
+  for (let k = 0; k < count; k++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(j + k) % names.length]
+      const { medianNs, meanNs } = await runBatch(methods[name], out[name].batch)
+      out[name].medianUs.push(medianNs / 1000)
+      out[name].meanUs.push(meanNs / 1000)
+    }
+  }
+  return out
+}
+
+async function runBatch(method, n) {
+  if (method.batch) return method.batch(n)
+  const times = []
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint()
+    const pending = method.each()
+    if (pending) await pending
+    times.push(nsSince(t0))
+  }
+  return { medianNs: median(times), meanNs: mean(times) }
+}
+
+const quiet = { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' }
+const cpExit = (file, args, options) => new Promise((resolve, reject) => {
+  const child = childProcess.spawn(file, args, options)
+  child.once('error', reject)
+  child.once('exit', (code, signal) => resolve({ code, signal }))
+})
+
+const TASKS = {
+  // Rows 1 and 2: spawn+wait of /bin/true at one parent RSS, every method side by side.
+  async spawn() {
+    const held = holdMemory(params.rssBytes)
+    const rss = process.memoryUsage.rss()
+    note(`parent RSS ${(rss / 2 ** 20).toFixed(0)} MiB (${held.length} buffers)`)
+    const th = { file: TRUE, ...quiet }
+    const thFork = { ...th, launcher: 'fork' }
+    // A diagnostic, not an API: the addon's call alone, the spec normalized once, no result built.
+    // The gap between it and thSync is the JS layer; between it and the floor, the native call
+    // from inside a Node process.
+    const normalized = normalizeSpec(th)
+    const methods = {
+      floor: { batch: n => { const f = floorRun(n, [TRUE]); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
+      floorHarness: { batch: n => { const f = floorRun(n, [TRUE], ['-s']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
+      thSync: { each: () => check(spawnChildSync(th).exitCode === 0, 'spawnChildSync') },
+      thNative: { each: () => check(native.spawnSync(normalized.native, normalized.input).status === 0, 'native.spawnSync') },
+      thSyncFork: { each: () => check(spawnChildSync(thFork).exitCode === 0, 'spawnChildSync fork') },
+      cpSync: { each: () => check(childProcess.spawnSync(TRUE, [], { stdio: 'ignore' }).status === 0, 'spawnSync') },
+      execaSync: { each: () => check(execaSync(TRUE, [], { stdio: 'ignore' }).exitCode === 0, 'execaSync') },
+      thAsync: { each: async () => check((await spawnChild(th)).exitCode === 0, 'spawnChild') },
+      thAsyncFork: { each: async () => check((await spawnChild(thFork)).exitCode === 0, 'spawnChild fork') },
+      cpAsync: { each: async () => check((await cpExit(TRUE, [], { stdio: 'ignore' })).code === 0, 'spawn') },
+      execaAsync: { each: async () => check((await execa(TRUE, [], { stdio: 'ignore' })).exitCode === 0, 'execa') },
+    }
+    const result = await rounds(methods, params.rounds, params.batch, params.batchMs)
+    held.length = 0
+    return { rssBytes: rss, rounds: params.rounds, methods: result }
+  },
+
+  // Row 3: `count` runs of /bin/true, `inFlight` at a time; wall time of the whole batch.
+  async throughput() {
+    const pool = async start => {
+      let next = 0
+      const t0 = process.hrtime.bigint()
+      await Promise.all(Array.from({ length: params.inFlight }, async () => {
+        while (next < params.count) {
+          next++
+          await start()
+        }
+      }))
+      return nsSince(t0)
+    }
+    const methods = {
+      thAsync: async () => check((await spawnChild({ file: TRUE, ...quiet })).exitCode === 0, 'spawnChild'),
+      cpAsync: async () => check((await cpExit(TRUE, [], { stdio: 'ignore' })).code === 0, 'spawn'),
+    }
+    const out = { thAsync: [], cpAsync: [] }
+    for (const name of Object.keys(methods)) await pool(methods[name]) // warm-up round, not kept
+    for (let k = 0; k < params.rounds; k++) {
+      for (const name of k % 2 ? ['cpAsync', 'thAsync'] : ['thAsync', 'cpAsync']) out[name].push(await pool(methods[name]) / 1e6)
+    }
+    return { count: params.count, inFlight: params.inFlight, rounds: params.rounds, wallMs: out }
+  },
+
+  // Row 4: `bytes` of zeros captured through a stdout pipe.
+  async capture() {
+    const bytes = params.bytes
+    const args = ['-c', String(bytes), '/dev/zero']
+    const methods = {
+      floor: () => floorRun(1, ['sh', '-c', `head -c ${bytes} /dev/zero | cat > /dev/null`]).totalNs,
+      thSync: () => {
+        const t0 = process.hrtime.bigint()
+        const r = spawnChildSync({ file: 'head', args, stdin: 'ignore', stdout: 'pipe', stderr: 'ignore', maxBuffer: bytes + 1 })
+        const ns = nsSince(t0)
+        check(r.exitCode === 0 && r.stdout.length === bytes && !r.stdoutTruncated, 'spawnChildSync capture')
+        return ns
+      },
+      cpSync: () => {
+        const t0 = process.hrtime.bigint()
+        const r = childProcess.spawnSync('head', args, { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: bytes + 1 })
+        const ns = nsSince(t0)
+        check(r.status === 0 && r.stdout.length === bytes, 'spawnSync capture')
+        return ns
+      },
+    }
+    const names = Object.keys(methods)
+    const out = Object.fromEntries(names.map(n => [n, []]))
+    for (let k = 0; k < params.rounds; k++) {
+      for (let j = 0; j < names.length; j++) {
+        const name = names[(j + k) % names.length]
+        out[name].push(methods[name]() / 1e6)
+        globalThis.gc?.() // drop the last capture before the next one, outside the timing
+      }
+    }
+    return { bytes, rounds: params.rounds, wallMs: out }
+  },
+
+  // Row 5: lateness of timeouts, `children` `sleep 10` with `timeoutMs` each, `concurrency` at once.
+  async timeout() {
+    const { children, concurrency, timeoutMs } = params
+    const pool = async one => {
+      const late = []
+      let next = 0
+      await Promise.all(Array.from({ length: concurrency }, async () => {
+        while (next < children) {
+          next++
+          late.push(await one())
+        }
+      }))
+      return late
+    }
+    const th = await pool(async () => {
+      const t0 = performance.now()
+      const r = await spawnChild({ file: 'sleep', args: ['10'], ...quiet, timeout: timeoutMs })
+      const delivered = performance.now() - t0 - timeoutMs
+      check(r.timedOut && r.signal === 'SIGKILL', 'spawnChild timeout')
+      return { reaped: r.durationMs - timeoutMs, delivered }
+    })
+    const cp = await pool(async () => {
+      const t0 = performance.now()
+      const r = await cpExit('sleep', ['10'], { stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL' })
+      check(r.signal === 'SIGKILL', 'child_process timeout')
+      return performance.now() - t0 - timeoutMs
+    })
+    // Control: the same timeout with nothing else on the loop.
+    const idle = []
+    for (let i = 0; i < params.idleChildren; i++) {
+      const r = await spawnChild({ file: 'sleep', args: ['10'], ...quiet, timeout: timeoutMs })
+      check(r.timedOut, 'spawnChild timeout')
+      idle.push(r.durationMs - timeoutMs)
+    }
+    return {
+      children, concurrency, timeoutMs,
+      thReapedMs: th.map(x => x.reaped), thDeliveredMs: th.map(x => x.delivered), cpExitMs: cp, idleReapedMs: idle,
+    }
+  },
+
+  // Row 6: ptxas on the same PTX, directly (the floor program) and through spawnChildSync.
+  async ptxas() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tileharness-bench-'))
+    try {
+      const { examplePtx } = await import('../../dist/ptx/index.js')
+      const ptxFile = path.join(dir, 'vadd.ptx')
+      fs.writeFileSync(ptxFile, examplePtx('vadd', 'sm_100'))
+      const argv = ['ptxas', '-arch', 'sm_100', ptxFile, '-o', path.join(dir, 'out.cubin')]
+      const spec = { file: argv[0], args: argv.slice(1), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }
+      const methods = {
+        floor: { batch: n => { const f = floorRun(n, argv); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
+        thSync: { each: () => check(spawnChildSync(spec).exitCode === 0, 'ptxas through spawnChildSync') },
+      }
+      const result = await rounds(methods, params.rounds, params.batch, params.batchMs)
+      return { rounds: params.rounds, argv: ['ptxas', '-arch', 'sm_100', 'vadd.ptx', '-o', 'out.cubin'], methods: result }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  },
+}
+
+if (!TASKS[task]) {
+  process.stderr.write(`worker: unknown task '${task}'\n`)
+  process.exit(2)
+}
+const started = performance.now()
+const result = await TASKS[task]()
+result.seconds = (performance.now() - started) / 1000
+process.stdout.write(JSON.stringify(result) + '\n')

@@ -1,0 +1,104 @@
+// The printed forms of a benchmark (terminal summary, Markdown, CSV, JSON) and the progress line,
+// from synthetic runs with known answers.
+import t from 'tap'
+import { FIGURES, displayUnit, formatValue, type Figures } from '../../lib/bench/figures.js'
+import { renderProgress } from '../../lib/bench/progress.js'
+import {
+  BENCH_SCHEMA, buildReport, formatCsv, formatJson, formatMarkdown, formatText, type BenchOptionsRecord, type BenchRun,
+} from '../../lib/bench/report.js'
+
+const OPTIONS: BenchOptionsRecord = { runs: 4, warmup: 1, timeoutMs: 0, shell: false, measure: true, ignoreFailure: true, launcher: 'auto', rlimits: {} }
+
+function runs(wall: number[], rss: number, failed: Partial<BenchRun> = {}): BenchRun[] {
+  return wall.map((w, i) => {
+    const figures = {} as Figures
+    for (const f of FIGURES) figures[f.key] = i
+    figures.wallMs = w
+    figures.maxRSSKiB = rss
+    return { round: i + 1, figures, exitCode: 0, signal: null, timedOut: false, diagnostic: '', ...(i === 0 ? failed : {}) }
+  })
+}
+
+const report = buildReport([
+  { command: 'ref', argv: ['ref'], runs: runs([1, 2, 3, 4], 1000) },
+  { command: 'b, "quoted" | piped', argv: ['b'], runs: runs([3, 6, 9, 40], 3000, { exitCode: 1 }) },
+  { command: 'slow', argv: ['slow'], runs: runs([10, 20, 30, 40], 1000, { exitCode: null, signal: 'SIGKILL', timedOut: true, diagnostic: 'Child timed out' }) },
+], OPTIONS)
+
+t.test('buildReport: summaries, paired ratios, failure counts', async t => {
+  t.equal(report.schema, BENCH_SCHEMA)
+  const [ref, b, slow] = report.commands
+  t.equal(ref.reference, true)
+  t.equal(ref.ratio, null)
+  t.match(b.ratio!.wallMs, { median: 3, pairs: 4 }, 'every pair is 3x except the outlier run 4 (10x): median 3')
+  t.match(b.ratio!.maxRSSKiB, { median: 3 })
+  t.match(slow.ratio!.wallMs, { median: 10 })
+  t.same(b.summary.wallMs.outliers, [3], 'the 40 ms run is an outlier')
+  t.match(b, { failedRuns: 1, timedOutRuns: 0 })
+  t.match(slow, { failedRuns: 1, timedOutRuns: 1 })
+  t.equal(report.outlierRule.id, 'tukey-1.5-iqr')
+  t.same(Object.keys(report.units), FIGURES.map(f => f.key))
+})
+
+t.test('formatText: every figure, outliers named with their rule, ratios, failures', async t => {
+  const text = formatText(report)
+  for (const f of FIGURES) t.match(text, new RegExp(`^  ${f.label.replace('.', '\\.')}`, 'm'), f.label)
+  t.match(text, /^Benchmark 1: ref {2}\(reference\)$/m)
+  t.match(text, /outliers beyond 1\.5 IQR of the quartiles \(Tukey's fences\): wall 1 of 4 \(run 4\)/)
+  t.match(text, /^ {2}b, "quoted" \| piped +wall 3\.00x \[3\.00–4\.75\] +max RSS 3\.00x/m)
+  t.match(text, /warning: 1 of 4 runs failed, 1 of them timed out/)
+  const single = formatText(buildReport([{ command: 'only', argv: ['only'], runs: runs([1, 2], 10) }], OPTIONS))
+  t.notMatch(single, /Summary|reference/, 'one command: no comparison')
+})
+
+t.test('formatMarkdown: one row per command, pipes escaped', async t => {
+  const lines = formatMarkdown(report).trim().split('\n')
+  t.equal(lines.length, 2 + 3)
+  const cells = (line: string) => line.split(/(?<!\\)\|/).length
+  for (const line of lines) t.equal(cells(line), cells(lines[0]), `same number of cells: ${line}`)
+  t.match(lines[2], /^\| `ref` \(reference\) \|/)
+  t.match(lines[3], /`b, "quoted" \\\| piped`/)
+  t.match(lines[3], /\| 3\.00x \| 3\.00x \|$/)
+})
+
+t.test('formatCsv: long format, quoted fields, parseable', async t => {
+  const lines = formatCsv(report).trim().split('\n')
+  t.equal(lines[0], 'command,reference,figure,unit,runs,min,q1,median,q3,max,mean,stddev,outliers,ratio_to_reference')
+  t.equal(lines.length, 1 + 3 * FIGURES.length)
+  const wallB = lines.find(l => l.startsWith('"b, ""quoted"" | piped",false,wallMs,'))
+  t.ok(wallB, 'a command with commas and quotes is one quoted field')
+  t.match(wallB, /,ms,4,3,/)
+  t.match(wallB, /,1,3$/, 'one outlier, ratio 3')
+})
+
+t.test('formatJson round-trips', async t => {
+  const back = JSON.parse(formatJson(report))
+  t.equal(back.commands[1].runs[0].exitCode, 1)
+  t.equal(back.commands[2].runs[0].timedOut, true)
+  t.equal(back.commands[0].runs.length, 4)
+})
+
+t.test('display units and values', async t => {
+  const rows: Array<[Parameters<typeof displayUnit>[0], number, number, string]> = [
+    ['time', 0.5, 0.25, '250 µs'],
+    ['time', 12, 3.456, '3.46 ms'],
+    ['time', 2500, 1234, '1.23 s'],
+    ['memory', 900, 512, '512 KiB'],
+    ['memory', 3000, 1536, '1.50 MiB'],
+    ['memory', 5 * 1024 ** 2, 2 * 1024 ** 2, '2.00 GiB'],
+    ['count', 100, 42, '42'],
+    ['count', 100, 1.25, '1.25'],
+    ['count', 1000, 123.4, '123.4'],
+  ]
+  for (const [kind, largest, value, want] of rows) t.equal(formatValue(value, displayUnit(kind, largest), kind), want, `${kind} ${value}`)
+})
+
+t.test('renderProgress: one line within the width', async t => {
+  const line = renderProgress({ phase: 'measuring', done: 5, total: 20, elapsedMs: 5000, command: 'sleep 1' }, 80)
+  t.match(line, /^measuring █{6}░{18} 5\/20 {2}ETA 0:15 {2}sleep 1$/)
+  t.notMatch(line, /[\r\n\x1b]/)
+  const long = renderProgress({ phase: 'warmup', done: 0, total: 3, elapsedMs: 0, command: 'x'.repeat(200) }, 60)
+  t.ok([...long].length <= 59, 'cut to the terminal width')
+  t.match(long, /^warmup {4}░{24} 0\/3 {2}x+…$/)
+  t.match(renderProgress({ phase: 'measuring', done: 1, total: 2, elapsedMs: 4e6, command: 'c' }), /ETA 1:06:40/)
+})

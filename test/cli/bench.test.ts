@@ -1,0 +1,172 @@
+// `tileharness bench` end to end, as a subprocess: the JSON it writes, its exit codes and
+// messages, the other exports, and an SVG that an XML parser accepts. No timing is asserted.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { FIGURES } from '../../lib/bench/figures.js'
+import { REPO_ROOT, tempDir } from '../helpers.js'
+
+const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
+const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
+  spawnChildSync({ file: process.execPath, args: [MAIN, 'bench', ...args], timeout: 120000, ...extra })
+const has = (program: string) => spawnChildSync({ file: 'sh', args: ['-c', `command -v ${program}`], stdout: 'pipe' }).exitCode === 0
+
+/** null when `file` is well-formed XML (xmllint if installed, else python3's xml.etree), else why not. */
+function xmlError(file: string): string | null {
+  const r = has('xmllint')
+    ? spawnChildSync({ file: 'xmllint', args: ['--noout', file], stdout: 'pipe', stderr: 'pipe' })
+    : spawnChildSync({ file: 'python3', args: ['-c', 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])', file], stdout: 'pipe', stderr: 'pipe' })
+  return r.exitCode === 0 ? null : r.stderr.toString() || r.diagnostic
+}
+
+t.test('two commands: summary on stdout, every export written, JSON carries every run', async t => {
+  const dir = tempDir(t)
+  const out = (name: string) => path.join(dir, name)
+  const r = cli(['-n', '3', '--warmup', '1', '--json', out('b.json'), '--markdown', out('b.md'), '--csv', out('b.csv'), '--svg', out('b.svg'),
+    '/bin/true', 'sh -c "exit 0"'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  t.equal(r.stderr.toString(), '', 'piped stderr: no progress bar, no noise')
+  const text = r.stdout.toString()
+  t.match(text, /^Benchmark 1: \/bin\/true {2}\(reference\)$/m)
+  t.match(text, /^Benchmark 2: sh -c "exit 0"$/m)
+  t.match(text, /^ {2}wall +\S+ (µs|ms|s) /m)
+  t.match(text, /^ {2}max RSS +\S+ (KiB|MiB) /m)
+  t.match(text, /^ {2}3 runs; outliers beyond 1\.5 IQR of the quartiles \(Tukey's fences\): /m)
+  t.match(text, /^Summary: wall time and max RSS relative to '\/bin\/true'$/m)
+  t.match(text, /^ {2}sh -c "exit 0" +wall \d+\.\d\dx \[[\d.]+–[\d.]+\] +max RSS \d+\.\d\dx/m)
+
+  // The JSON: the schema, every run's raw figures, the summary.
+  const json = JSON.parse(fs.readFileSync(out('b.json'), 'utf8'))
+  t.equal(json.schema, 'tileharness-bench/1')
+  t.match(json.options, { runs: 3, warmup: 1, timeoutMs: 0, shell: false, measure: true, ignoreFailure: false, launcher: 'auto' })
+  t.match(json.outlierRule, { id: 'tukey-1.5-iqr', description: String })
+  t.type(json.ratioMethod, 'string')
+  t.same(Object.keys(json.units), FIGURES.map(f => f.key))
+  t.equal(json.commands.length, 2)
+  const [ref, sh] = json.commands
+  t.match(ref, { command: '/bin/true', argv: ['/bin/true'], reference: true, ratio: null, failedRuns: 0, timedOutRuns: 0 })
+  t.match(sh, { command: 'sh -c "exit 0"', argv: ['sh', '-c', 'exit 0'], reference: false, failedRuns: 0 })
+  t.match(sh.ratio, { wallMs: { median: Number, q1: Number, q3: Number, min: Number, max: Number, pairs: 3 }, maxRSSKiB: { pairs: 3 } })
+  for (const c of json.commands) {
+    t.equal(c.runs.length, 3, `${c.command}: every measured run, no warmup run`)
+    t.same(c.runs.map((run: { round: number }) => run.round), [1, 2, 3])
+    for (const run of c.runs) {
+      t.match(run, { exitCode: 0, signal: null, timedOut: false, diagnostic: '' })
+      for (const f of FIGURES) t.ok(Number.isFinite(run.figures[f.key]) && run.figures[f.key] >= 0, `${c.command}: run ${run.round} ${f.key}`)
+    }
+    for (const f of FIGURES) {
+      t.match(c.summary[f.key], { count: 3, min: Number, q1: Number, median: Number, q3: Number, max: Number, mean: Number, stddev: Number, outliers: Array })
+    }
+    // measure: true by default: max RSS is the command's own, far below this Node process's.
+    t.ok(c.summary.maxRSSKiB.max < 16 * 1024, `${c.command}: max RSS ${c.summary.maxRSSKiB.max} KiB is the child's own`)
+  }
+
+  // The other exports.
+  const md = fs.readFileSync(out('b.md'), 'utf8').trim().split('\n')
+  t.equal(md.length, 4, 'Markdown: header, rule, one row per command')
+  t.match(md[2], /^\| `\/bin\/true` \(reference\) \|/)
+  const csv = fs.readFileSync(out('b.csv'), 'utf8').trim().split('\n')
+  t.equal(csv.length, 1 + 2 * FIGURES.length, 'CSV: one row per command and figure')
+  t.match(csv[1], /^\/bin\/true,true,wallMs,ms,3,/)
+
+  const svg = fs.readFileSync(out('b.svg'), 'utf8')
+  t.equal(xmlError(out('b.svg')), null, 'the SVG is well-formed XML')
+  t.match(svg, /<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
+  t.match(svg, /class="name">sh -c &quot;exit 0&quot;</, 'names are escaped and sit beside their rows')
+  t.equal(svg.match(/<circle /g)?.length, 2 * 2 * 3, 'every run in both panels')
+})
+
+t.test('--reference, --shell, --rlimit, --no-measure, --show-output', async t => {
+  const dir = tempDir(t)
+  const json = path.join(dir, 'r.json')
+  let r = cli(['-n', '2', '--warmup', '0', '--json', json, '--reference', 'true', 'sh -c true'])
+  t.equal(r.exitCode, 0)
+  let report = JSON.parse(fs.readFileSync(json, 'utf8'))
+  t.same(report.commands.map((c: { command: string; reference: boolean }) => [c.command, c.reference]), [['true', true], ['sh -c true', false]])
+  t.match(r.stdout.toString(), /relative to 'true'/)
+
+  r = cli(['-n', '2', '--warmup', '0', '--shell', '--json', json, 'test "$(ulimit -n)" = 64'], {})
+  t.equal(r.exitCode, 1, 'without the limit the check fails')
+  r = cli(['-n', '2', '--warmup', '0', '--shell', '--rlimit', 'nofile=64', '--json', json, 'test "$(ulimit -n)" = 64'])
+  t.equal(r.exitCode, 0, '--rlimit reaches every run')
+  report = JSON.parse(fs.readFileSync(json, 'utf8'))
+  t.same(report.commands[0].argv, ['sh', '-c', 'test "$(ulimit -n)" = 64'], '--shell: sh -c CMD')
+  t.same(report.options.rlimits, { nofile: 64 })
+
+  r = cli(['-n', '2', '--warmup', '0', '--no-measure', '--json', json, 'true'])
+  t.equal(r.exitCode, 0)
+  report = JSON.parse(fs.readFileSync(json, 'utf8'))
+  t.equal(report.options.measure, false)
+  t.ok(report.commands[0].summary.maxRSSKiB.min > 16 * 1024, 'without the helper max RSS is at least the Node parent\'s (the reason measure is the default)')
+
+  r = cli(['-n', '2', '--warmup', '1', '--show-output', 'echo shown'])
+  t.equal(r.exitCode, 0)
+  t.equal(r.stdout.toString().split('\n').filter(l => l === 'shown').length, 3, 'warmup + 2 runs wrote to the terminal')
+})
+
+t.test('a failing run fails the benchmark, naming the command and why', async t => {
+  const rows: Array<[string[], RegExp]> = [
+    [['-n', '3', 'true', 'sh -c "exit 3"'], /^tileharness bench: 'sh -c "exit 3"' exited with code 3 \(warmup run 1 of 1\); see its output with --show-output, or use --ignore-failure\n$/],
+    [['-n', '3', '--warmup', '0', 'sh -c "exit 3"'], /^tileharness bench: 'sh -c "exit 3"' exited with code 3 \(run 1 of 3\)/],
+    [['--timeout', '100ms', '--warmup', '0', 'sleep 5'], /^tileharness bench: 'sleep 5' timed out after 100 ms \(run 1 of 10\)\n$/],
+    [['--warmup', '0', `sh -c 'kill -9 $$'`], /^tileharness bench: 'sh -c 'kill -9 \$\$'' was killed by SIGKILL/],
+    [['th-no-such-program'], /^tileharness bench: 'th-no-such-program' could not be started: No such file or directory\n$/],
+    [['--ignore-failure', 'th-no-such-program'], /could not be started/],
+  ]
+  for (const [args, message] of rows) {
+    const r = cli(args)
+    t.equal(r.exitCode, 1, `${args.join(' ')}: exit 1`)
+    t.match(r.stderr.toString(), message, `${args.join(' ')}: message`)
+    t.equal(r.stdout.toString(), '', 'no report for a benchmark that did not finish')
+  }
+})
+
+t.test('--ignore-failure keeps going and reports failed and timed-out runs', async t => {
+  const dir = tempDir(t)
+  const json = path.join(dir, 'f.json')
+  const r = cli(['-n', '2', '--warmup', '0', '--ignore-failure', '--timeout', '100ms', '--json', json, 'sh -c "exit 3"', 'sleep 5'])
+  t.equal(r.exitCode, 0)
+  t.match(r.stdout.toString(), /warning: 2 of 2 runs failed \(--ignore-failure\)/)
+  t.match(r.stdout.toString(), /warning: 2 of 2 runs failed, 2 of them timed out/)
+  const report = JSON.parse(fs.readFileSync(json, 'utf8'))
+  t.match(report.commands[0], { failedRuns: 2, timedOutRuns: 0 })
+  t.match(report.commands[0].runs[0], { exitCode: 3, timedOut: false })
+  t.match(report.commands[1], { failedRuns: 2, timedOutRuns: 2 })
+  t.match(report.commands[1].runs[1], { exitCode: null, signal: 'SIGKILL', timedOut: true, diagnostic: 'Child timed out' })
+})
+
+t.test('bad options: one line, exit 125, never a stack trace', async t => {
+  const rows: Array<[string[], RegExp]> = [
+    [['--bogus', 'true'], /^tileharness bench: unknown option --bogus\n$/],
+    [[], /^tileharness bench: no command given\n$/],
+    [['-n', '0', 'true'], /^tileharness bench: invalid -n '0' \(a whole number >= 1\)\n$/],
+    [['--runs=x', 'true'], /^tileharness bench: invalid --runs 'x'/],
+    [['--warmup', '-1', 'true'], /^tileharness bench: invalid --warmup '-1'/],
+    [['-n'], /^tileharness bench: option -n needs a value\n$/],
+    [['--timeout', '5x', 'true'], /^tileharness bench: invalid --timeout '5x'/],
+    [['--rlimit', 'bogus=5', 'true'], /^tileharness bench: rlimits\.bogus is not a resource limit/],
+    [['--rlimit', 'nofile', 'true'], /^tileharness bench: invalid --rlimit 'nofile'/],
+    [['--launcher', 'nope', 'true'], /^tileharness bench: invalid --launcher 'nope'/],
+    [['--shell=yes', 'true'], /^tileharness bench: option --shell takes no value\n$/],
+    [['sh -c "unterminated'], /^tileharness bench: cannot split 'sh -c "unterminated': unterminated double quote/],
+    [['  '], /^tileharness bench: empty command ' {2}'\n$/],
+    [['--json', '/nonexistent-dir/x.json', 'true'], /^tileharness bench: --json: cannot write '\/nonexistent-dir\/x\.json' \(ENOENT on \/nonexistent-dir\)\n$/],
+  ]
+  for (const [args, message] of rows) {
+    const r = cli(args)
+    t.equal(r.exitCode, 125, `${JSON.stringify(args)}: exit 125`)
+    t.match(r.stderr.toString(), message, `${JSON.stringify(args)}: message`)
+    t.equal(r.stderr.toString().split('\n').length, 2, 'one line')
+    t.notMatch(r.stderr.toString(), /\n\s+at /, 'never a stack trace')
+  }
+})
+
+t.test('--help', async t => {
+  const r = cli(['--help'])
+  t.equal(r.exitCode, 0)
+  t.match(r.stdout.toString(), /^usage: tileharness bench \[-n 10\] \[--warmup 1\]/)
+  t.match(r.stdout.toString(), /Tukey's fences/)
+  const top = spawnChildSync({ file: process.execPath, args: [MAIN, '--help'] })
+  t.match(top.stdout.toString(), /^ {2}bench +/m, 'listed in the top-level usage')
+})
