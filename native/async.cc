@@ -78,7 +78,8 @@ class AsyncChild {
     return true;
   }
 
-  Napi::Value Raw() { return BuildRaw(env_, child_, outcome_, start_, NowNs()); }
+  // Writes the run's numbers into `numbers`; returns its captured buffers (or null).
+  Napi::Value Raw(Napi::Float64Array numbers) { return BuildRaw(env_, child_, outcome_, start_, NowNs(), numbers); }
 
   // The JS handle stays alive (strong reference) while the child runs, and is detached when it
   // ends, so a late kill() is a no-op rather than a use-after-free.
@@ -218,9 +219,10 @@ class AsyncChild {
     owner_->live.erase(this);
     Detach();
     Napi::HandleScope scope(env_);
-    Napi::Value raw = Raw();
+    Napi::Float64Array numbers = Napi::Float64Array::New(env_, kRawLength);
+    Napi::Value buffers = Raw(numbers);
     CloseAll();
-    onDone_.MakeCallback(env_.Global(), {raw}, *context_);
+    onDone_.MakeCallback(env_.Global(), {numbers, buffers}, *context_);
   }
 
   void Detach() {
@@ -329,7 +331,9 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Function onDone = info[2].As<Napi::Function>();
   Napi::Value onData = info.Length() > 3 ? info[3] : env.Null();
   if (!child->Start(info[0].As<Napi::Object>(), info[1], onDone, onData)) {
-    out.Set("raw", child->Raw());
+    Napi::Float64Array numbers = Napi::Float64Array::New(env, kRawLength);
+    out.Set("buffers", child->Raw(numbers));
+    out.Set("numbers", numbers);
     return out;
   }
   Napi::Object handle = data->handleClass.New({});

@@ -599,7 +599,7 @@ Launched Launch(const LaunchSpec &spec) {
         LaunchPosixSpawn(spec, cs, fds, out);
     }
   }
-  if (out.stage == Stage::None) {
+  if (out.stage == Stage::None && spec.wantPidfd) {
     out.pidfd = PidfdOpen(out.pid);
     if (out.pidfd < 0) {
       // Without a pidfd the child cannot be waited for safely: end it now rather than lose it.

@@ -51,6 +51,9 @@ struct LaunchSpec {
   // measure: the program is the measuring helper (native/exec-helper.c); the child gets the write
   // end of a report pipe as fd 3, and everything from fd 4 up is closed.
   bool measure = false;
+  // Open a pidfd for the child (to poll for its exit, or signal it without a pid-reuse race).
+  // Without one the sync waiter blocks in wait4, the seed's plain shape.
+  bool wantPidfd = true;
 };
 
 // fd 3 in a measured child: where the helper writes its report.

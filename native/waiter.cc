@@ -154,6 +154,13 @@ void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome) {
   }
   if (child.stdinW >= 0 && opts.inputLen == 0) CloseFd(child.stdinW);
 
+  if (child.pidfd < 0) {
+    // Nothing to drain and no deadline: block in wait4, as the seed does.
+    ReapBlocking(child.pid, outcome);
+    ApplyHelperReport(child, outcome);
+    return;
+  }
+
   Escalation phase = Escalation::Running;
   int seenExpiries = 0;
   size_t inputOffset = 0;

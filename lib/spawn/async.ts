@@ -1,7 +1,7 @@
 // The async API: the same ChildSpec and ChildResult as spawnChildSync, run on the event loop
 // (native/async.cc watches the child's pidfd and pipes with uv_poll; no threadpool).
 import { Readable } from 'node:stream'
-import { native, type NativeChildHandle } from './native.js'
+import { native, rawResult, type NativeBuffers, type NativeChildHandle } from './native.js'
 import { normalizeSignal, normalizeSpec, type NormalizedSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
@@ -35,7 +35,8 @@ function start(spec: ChildSpec): ChildProcess {
 
   const onData = (stream: 1 | 2, chunk: Buffer) => { (stream === 1 ? stdout : stderr).push(chunk) }
   let handle: NativeChildHandle | null = null
-  const finish = (raw: Parameters<typeof buildResult>[0]) => {
+  const finish = (numbers: Float64Array, buffers: NativeBuffers) => {
+    const raw = rawResult(numbers, buffers)
     if (handle) running.delete(handle)
     normalized.signal?.removeEventListener('abort', onAbort)
     stdout.push(null)
@@ -48,8 +49,8 @@ function start(spec: ChildSpec): ChildProcess {
   }
 
   const outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData)
-  if ('raw' in outcome) {
-    finish(outcome.raw)
+  if ('numbers' in outcome) {
+    finish(outcome.numbers, outcome.buffers)
     return { pid: 0, result, kill: () => false, stdout, stderr }
   }
   handle = outcome.handle

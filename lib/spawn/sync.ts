@@ -1,4 +1,4 @@
-import { native } from './native.js'
+import { native, rawNumbers, rawResult } from './native.js'
 import { normalizeSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
@@ -9,5 +9,7 @@ import type { ChildResult, ChildSpec } from './types.js'
  */
 export function spawnChildSync(spec: ChildSpec): ChildResult {
   const normalized = normalizeSpec(spec)
-  return buildResult(native.spawnSync(normalized.native, normalized.input), normalized)
+  const numbers = rawNumbers()
+  const buffers = native.spawnSync(normalized.native, normalized.input, numbers)
+  return buildResult(rawResult(numbers, buffers), normalized)
 }

@@ -13,7 +13,7 @@ import path from 'node:path'
 import { execa, execaSync } from 'execa'
 import { spawnChild, spawnChildSync } from '../../dist/index.js'
 import { median, mean } from '../../dist/bench/statistics.js'
-import { native } from '../../dist/spawn/native.js'
+import { native, rawNumbers } from '../../dist/spawn/native.js'
 import { normalizeSpec } from '../../dist/spawn/normalize.js'
 
 const [task, paramText] = process.argv.slice(2)
@@ -108,11 +108,12 @@ const TASKS = {
     // The gap between it and thSync is the JS layer; between it and the floor, the native call
     // from inside a Node process.
     const normalized = normalizeSpec(th)
+    const numbers = rawNumbers()
     const methods = {
       floor: { batch: n => { const f = floorRun(n, [TRUE]); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
       floorHarness: { batch: n => { const f = floorRun(n, [TRUE], ['-s']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
       thSync: { each: () => check(spawnChildSync(th).exitCode === 0, 'spawnChildSync') },
-      thNative: { each: () => check(native.spawnSync(normalized.native, normalized.input).status === 0, 'native.spawnSync') },
+      thNative: { each: () => { native.spawnSync(normalized.native, normalized.input, numbers); check(numbers[2] === 0, 'native.spawnSync') } },
       thSyncFork: { each: () => check(spawnChildSync(thFork).exitCode === 0, 'spawnChildSync fork') },
       cpSync: { each: () => check(childProcess.spawnSync(TRUE, [], { stdio: 'ignore' }).status === 0, 'spawnSync') },
       execaSync: { each: () => check(execaSync(TRUE, [], { stdio: 'ignore' }).exitCode === 0, 'execaSync') },
