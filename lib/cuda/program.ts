@@ -544,16 +544,20 @@ export class Program {
     if (config.deviceDebug) flags.push('--device-debug')
     else if (config.lineinfo) flags.push('--generate-line-info')
     if (config.sanitize === 'memcheck') flags.push('--sanitize', 'memcheck')
+    // What both tool runs share: the caller's environment and temp root, the name for temp files.
+    const common = {
+      signal,
+      inputBaseName: config.name,
+      ...(config.env === undefined ? {} : { env: config.env }),
+      ...(config.tempRoot === undefined ? {} : { tempRoot: config.tempRoot }),
+    }
     const run = await runPtxasAsync(this.#ptx, {
       gpuName: config.gpuName,
       optLevel: config.optLevel,
       ptxasOptions: flags,
       ptxas: ptxasPath,
       timeout: timeoutLeft(),
-      signal,
-      inputBaseName: config.name,
-      ...(config.env === undefined ? {} : { env: config.env }),
-      ...(config.tempRoot === undefined ? {} : { tempRoot: config.tempRoot }),
+      ...common,
     })
     if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'ptxas'])
     if (!run.ok || run.cubin === null) {
@@ -590,10 +594,7 @@ export class Program {
       const dump = await dumpSassAsync(cubin, {
         command: dumpCommand(config.dumpSassCommand, words, env),
         timeout: timeoutLeft(),
-        signal,
-        inputBaseName: config.name,
-        ...(config.env === undefined ? {} : { env: config.env }),
-        ...(config.tempRoot === undefined ? {} : { tempRoot: config.tempRoot }),
+        ...common,
       })
       if (dump.diagnostics !== '') diagnostics.push([dump.diagnostics, 'dump-sass'])
       if (!dump.ok) {

@@ -22,26 +22,12 @@ import { CubinError, elfTypeError } from './errors.js'
 
 export type Extent3 = [number, number, number]
 
-export interface CubinKernel {
-  name: string
-  /** Registers per thread (EIATTR_REGCOUNT): what `ptxas -v` prints as "Used N registers". */
-  registers: number | null
-  /** `.maxntid` (EIATTR_MAX_THREADS). */
-  maxThreads: Extent3 | null
-  /** `.reqntid` (EIATTR_REQNTID). */
-  reqntid: Extent3 | null
-  /** Register cap (EIATTR_MAXREG_COUNT): `.maxnreg`, or 255 when none was given. */
-  maxRegCount: number | null
-  /** `.reqnctapercluster` (EIATTR_CTA_PER_CLUSTER). */
-  ctaPerCluster: Extent3 | null
-  /** `.explicitcluster` (EIATTR_EXPLICIT_CLUSTER). */
-  explicitCluster: boolean
-  /** `.maxclusterrank` (EIATTR_MAX_CLUSTER_RANK). */
-  maxClusterRank: number | null
-}
+/** A kernel: its name and registers, plus the launch attributes ptxas recorded for it. */
+export interface CubinKernel extends CubinFunction, KernelAttributes {}
 
 export interface CubinFunction {
   name: string
+  /** Registers per thread (EIATTR_REGCOUNT): what `ptxas -v` prints as "Used N registers". */
   registers: number | null
 }
 
@@ -78,11 +64,17 @@ interface ElfSymbol {
 }
 
 interface KernelAttributes {
+  /** `.maxntid` (EIATTR_MAX_THREADS). */
   maxThreads: Extent3 | null
+  /** `.reqntid` (EIATTR_REQNTID). */
   reqntid: Extent3 | null
+  /** Register cap (EIATTR_MAXREG_COUNT): `.maxnreg`, or 255 when none was given. */
   maxRegCount: number | null
+  /** `.reqnctapercluster` (EIATTR_CTA_PER_CLUSTER). */
   ctaPerCluster: Extent3 | null
+  /** `.explicitcluster` (EIATTR_EXPLICIT_CLUSTER). */
   explicitCluster: boolean
+  /** `.maxclusterrank` (EIATTR_MAX_CLUSTER_RANK). */
   maxClusterRank: number | null
 }
 
