@@ -129,8 +129,20 @@ void ParseSpec(Napi::Env env, Napi::Object o, LaunchSpec &spec, WaitOptions &wai
 
 namespace {
 
+// Outputs up to this size are copied into a Buffer V8 owns; larger ones are handed over as they
+// are. An external Buffer's memory is freed by a finalizer that Node runs from the event loop, not
+// from the GC, so a sync loop that never yields would hold every output it ever captured (with a
+// 4 KiB minimum each: 20,000 `echo hi`s, 110 MiB). A copied one goes with the next GC. Past 1 MiB
+// the copy would cost more than the capture is worth: those keep the zero-copy hand-over.
+constexpr size_t kCopyBufferMax = 1 << 20;
+
 Napi::Value TakeBuffer(Napi::Env env, Capture &c) {
   if (c.len == 0) return Napi::Buffer<char>::New(env, 0);
+  if (c.len <= kCopyBufferMax) {
+    Napi::Buffer<char> copy = Napi::Buffer<char>::Copy(env, c.data, c.len);
+    free(c.Release());
+    return copy;
+  }
   size_t len = c.len;
   char *data = c.Release();
   return Napi::Buffer<char>::New(env, data, len, [](Napi::Env, char *d) { free(d); });

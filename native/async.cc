@@ -115,8 +115,10 @@ class AsyncChild {
   }
 
  private:
-  // Whole milliseconds, rounded up: a timer may fire late, never early.
-  static uint64_t Ms(double ms) { return ms < 1 ? 1 : static_cast<uint64_t>(ms + 0.999999); }
+  // Whole milliseconds, rounded up, plus one: libuv's loop clock is truncated to the millisecond,
+  // so a timer started at 10.9 ms for 150 ms would fire at 160 ms, 0.9 ms early. A timer may fire
+  // late, never early.
+  static uint64_t Ms(double ms) { return (ms < 1 ? 1 : static_cast<uint64_t>(ms + 0.999999)) + 1; }
 
   void Watch(uv_loop_t *loop, uv_poll_t *poll, int fd, int events, uv_poll_cb cb) {
     uv_poll_init(loop, poll, fd);

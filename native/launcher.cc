@@ -374,9 +374,11 @@ struct SpawnAttrs {
 
 // posix_spawn reports a failing file action with the same bare errno as a failing exec, so
 // everything that can fail for a reason other than exec is done here in the parent first: redirect
-// files are opened (relative to the parent's cwd, as on the fork path, where the child opens them
-// before it changes directory) and the cwd is opened and checked for search permission. What is
-// left to fail inside posix_spawn is exec.
+// files and /dev/null are opened (relative to the parent's cwd, as on the fork path, where the
+// child opens them before it changes directory; /dev/null here too, or an fd table that is full
+// would come back as "exec: EMFILE"), a stderr merge into a stdout the child will not have is
+// refused, and the cwd is opened and checked for search permission. What is left to fail inside
+// posix_spawn is creating the child (EAGAIN: the process table or RLIMIT_NPROC) and exec.
 void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launched &out) {
   SpawnAttrs sa;
   int opened[3] = {-1, -1, -1};
@@ -393,7 +395,14 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
         if (fcntl(target, F_GETFD) >= 0) posix_spawn_file_actions_adddup2(&sa.actions, target, target);
         break;
       case StdioKind::Ignore:
-        posix_spawn_file_actions_addopen(&sa.actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0);
+        opened[target] = open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+        if (opened[target] < 0 || !LiftAboveStdio(opened[target])) {
+          out.stage = Stage::Open;
+          out.err = errno;
+          out.detail = target;
+          return;
+        }
+        posix_spawn_file_actions_adddup2(&sa.actions, opened[target], target);
         break;
       case StdioKind::Closed:
         posix_spawn_file_actions_addclose(&sa.actions, target);
@@ -412,9 +421,19 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
         }
         posix_spawn_file_actions_adddup2(&sa.actions, opened[target], target);
         break;
-      case StdioKind::MergeStdout:
+      case StdioKind::MergeStdout: {
+        // dup2(1, 2) fails with EBADF when the child has no fd 1: stdout closed, or inherited
+        // from a parent whose fd 1 is closed. The fork path reports that as dup2; so do we.
+        bool noStdout = spec.io[1].kind == StdioKind::Closed || (spec.io[1].kind == StdioKind::Inherit && fcntl(1, F_GETFD) < 0);
+        if (noStdout) {
+          out.stage = Stage::Dup2;
+          out.err = EBADF;
+          out.detail = 2;
+          return;
+        }
         posix_spawn_file_actions_adddup2(&sa.actions, 1, 2);
         break;
+      }
     }
   }
 
@@ -465,6 +484,13 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
       } while (err == EINTR);
       if (err == 0) {
         out.pid = pid;
+        return;
+      }
+      if (err == EAGAIN) {
+        // Not exec's error but clone's (RLIMIT_NPROC, or the process table is full): no child
+        // was created. Reported as the fork path reports its own clone failing.
+        out.stage = Stage::Fork;
+        out.err = err;
         return;
       }
     }

@@ -25,7 +25,10 @@ function killAllOnExit() {
   for (const handle of running) handle.kill(9)
 }
 
-function start(spec: ChildSpec): ChildProcess {
+// `live`: feed the stdout/stderr streams as output arrives. spawnChild has no streams to show, so
+// it asks for none: each chunk would otherwise be copied into a Readable nobody reads, doubling
+// the memory a capture takes until the result is collected.
+function start(spec: ChildSpec, live: boolean): ChildProcess {
   const normalized: NormalizedSpec = normalizeSpec(spec, 'async')
   const stdout = new Readable({ read() {} })
   const stderr = new Readable({ read() {} })
@@ -48,7 +51,7 @@ function start(spec: ChildSpec): ChildProcess {
     if (handle?.kill(killSignal)) aborted = true
   }
 
-  const outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData)
+  const outcome = native.spawnAsync(normalized.native, normalized.input, finish, live ? onData : null)
   if ('numbers' in outcome) {
     finish(outcome.numbers, outcome.buffers)
     return { pid: 0, result, kill: () => false, stdout, stderr }
@@ -77,10 +80,10 @@ function start(spec: ChildSpec): ChildProcess {
 
 /** Starts a child and returns a handle: pid, result promise, kill(), and live output streams. */
 export function startChild(spec: ChildSpec): ChildProcess {
-  return start(spec)
+  return start(spec, true)
 }
 
 /** Runs a child to completion without blocking the event loop. */
 export async function spawnChild(spec: ChildSpec): Promise<ChildResult> {
-  return start(spec).result
+  return start(spec, false).result
 }

@@ -302,9 +302,19 @@ const doc = [
   '',
 ].join('\n')
 
+// The "## Soak" section is written by scripts/soak.mjs (npm run soak:long): carry it over.
+function soakSection(file) {
+  let text
+  try { text = fs.readFileSync(file, 'utf8') } catch { return '' }
+  const start = text.indexOf('\n## Soak')
+  if (start < 0) return ''
+  const next = text.indexOf('\n## ', start + 1)
+  return text.slice(start, next < 0 ? undefined : next).trimEnd() + '\n'
+}
+
 if (out) {
   fs.mkdirSync(path.dirname(out), { recursive: true })
-  fs.writeFileSync(out, doc)
+  fs.writeFileSync(out, doc + soakSection(out))
   log(`wrote ${path.relative(process.cwd(), out)}${svgOut ? ` and ${path.relative(process.cwd(), svgOut)}` : ''}`)
 }
 if (!out || quick) process.stdout.write(doc)

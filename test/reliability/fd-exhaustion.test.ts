@@ -1,0 +1,87 @@
+// Fault: fd exhaustion. A node child with RLIMIT_NOFILE lowered (the harness's own rlimits
+// option) fills its fd table, frees 0, 1, 2, ... fds, and spawns with every stdio shape through
+// both APIs and both launch paths. Each spawn either works or fails cleanly: a spawnError with
+// code EMFILE at a stage that names the step (pipe, open: never "exec", never a guessed exit code
+// from a child that did not run), and afterwards exactly as many fds free as before and no child.
+import t from 'tap'
+import { CHILD_PROBES, PACKAGE, baseline, runNodeScript } from './helpers.js'
+
+interface Row {
+  api: string
+  launcher: string
+  shape: string
+  free: number
+  freeAfter: number
+  children: number
+  pid: number
+  exitCode: number | null
+  signal: string | null
+  stage: string | null
+  code: string | null
+  diagnostic: string
+}
+
+const script = `
+  ${CHILD_PROBES}
+  const { spawnChildSync, spawnChild } = require(${PACKAGE})
+  // Opens /dev/null until EMFILE; returns the fds it got.
+  const fill = () => {
+    const fds = []
+    for (;;) {
+      try { fds.push(fs.openSync('/dev/null', 'r')) } catch (e) { if (e.code !== 'EMFILE') throw e; return fds }
+    }
+  }
+  const shapes = {
+    'default (stdout, stderr piped)': {},
+    'input': { input: 'x'.repeat(100000) },
+    'all ignored': { stdout: 'ignore', stderr: 'ignore' },
+    'merged, with a deadline': { stderr: 'stdout', timeout: 5000 },
+    'measure': { measure: true },
+  }
+  ;(async () => {
+    spawnChildSync({ file: 'true' }); await spawnChild({ file: 'true' })  // warm up
+    const rows = []
+    for (const api of ['sync', 'async']) for (const launcher of ['posix_spawn', 'fork']) for (const [shape, extra] of Object.entries(shapes)) {
+      for (let free = 0; free <= 9; free++) {
+        const held = fill()
+        for (let i = 0; i < free; i++) fs.closeSync(held.pop())
+        const spec = { file: 'cat', launcher, ...extra }
+        const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
+        const after = fill()
+        for (const fd of [...held, ...after]) fs.closeSync(fd)
+        rows.push({ api, launcher, shape, free, freeAfter: after.length, children: childPids().length, pid: r.pid, exitCode: r.exitCode,
+          signal: r.signal, stage: r.spawnError && r.spawnError.stage, code: r.spawnError && r.spawnError.code, diagnostic: r.diagnostic })
+      }
+    }
+    console.log(JSON.stringify(rows))
+  })()
+`
+
+t.test('EMFILE at every step of a launch: a clean error, nothing leaked', async t => {
+  const before = baseline()
+  const rows = runNodeScript<Row[]>(script, { rlimits: { nofile: 64 } })
+  t.equal(rows.length, 2 * 2 * 5 * 10, 'every row ran')
+  const stages = new Set<string>()
+  for (const r of rows) {
+    const label = `${r.api} ${r.launcher} ${r.shape}, ${r.free} fds free`
+    t.equal(r.freeAfter, r.free, `${label}: as many fds free afterwards`)
+    t.equal(r.children, 0, `${label}: no child left`)
+    if (r.stage === null) {
+      t.equal(r.exitCode, 0, `${label}: ran`)
+      continue
+    }
+    stages.add(r.stage)
+    t.equal(r.code, 'EMFILE', `${label}: EMFILE (${r.stage})`)
+    t.ok(r.stage === 'pipe' || r.stage === 'open', `${label}: failed at a named step, not exec (${r.stage})`)
+    t.equal(r.signal, null, `${label}: no signal`)
+    // A failure in the parent started no child; one in the child (fork path) is exit 126, as any
+    // failure before exec.
+    t.equal(r.exitCode, r.pid === 0 && r.stage === 'pipe' ? null : 126, `${label}: exit code`)
+    t.match(r.diagnostic, /^Couldn't (create a pipe|open '\/dev\/null' for std(in|out|err)): Too many open files$/, `${label}: diagnostic`)
+  }
+  t.same([...stages].sort(), ['open', 'pipe'], 'the sweep hit both the parent-side and the child-side opens')
+  for (const api of ['sync', 'async']) for (const launcher of ['posix_spawn', 'fork']) {
+    t.ok(rows.some(r => r.api === api && r.launcher === launcher && r.free === 9 && r.exitCode === 0), `${api} ${launcher}: works again with fds free`)
+  }
+  await before.check(t)
+})

@@ -1,0 +1,82 @@
+// Faults of a child that will not end when told: it ignores SIGTERM under kill escalation, or it
+// is stuck where no signal reaches it (simulated: a stopped process does not act on SIGTERM, as one
+// in uninterruptible sleep does not act on anything) and becomes one that "wouldn't die", handed
+// to the reaper thread. Both APIs, both launch paths; afterwards no fd, child, zombie or orphan.
+import t from 'tap'
+import { spawnChildSync, startChild } from '../../lib/index.js'
+import { APIS, LAUNCHERS, eventually, processState } from '../helpers.js'
+import { baseline } from './helpers.js'
+
+// The first child that wouldn't die starts the reaper thread and its wake-up pipe, kept for the
+// life of the process: start them before any baseline is taken. (SIGCHLD does nothing to sleep,
+// so this one is sure to outlast its grace period.)
+const warm = spawnChildSync({ file: 'sleep', args: ['5'], timeout: 1, killSignal: 'SIGCHLD', graceTimeout: 1 })
+await eventually(() => processState(warm.pid) === 'gone')
+
+// sh ignores TERM and execs sleep, which keeps the disposition: one process that ignores SIGTERM
+// and has no children of its own. Deadlines are 300 ms so that even a slow machine's sh has set
+// its trap (or stopped itself, below) by then; nothing asserts how long anything took.
+const IGNORES_TERM = ['-c', 'trap "" TERM; echo ready; exec sleep 100']
+const DEADLINE = 300
+
+for (const [api, run] of APIS) t.test(`${api}: a child that ignores SIGTERM under kill escalation`, async t => {
+  const before = baseline()
+  for (const launcher of LAUNCHERS) {
+    const r = await run({ file: 'sh', args: IGNORES_TERM, timeout: DEADLINE, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher })
+    t.same([r.timedOut, r.signal, r.exitCode, r.diagnostic], [true, 'SIGKILL', null, 'Child timed out'], `${launcher}: SIGKILL followed the ignored SIGTERM`)
+    t.equal(processState(r.pid), 'gone', `${launcher}: reaped`)
+    // Without forceKillAfterDelay nothing follows the SIGTERM: after graceTimeout it is one that
+    // wouldn't die, SIGKILLed and reaped in the background.
+    const stuck = await run({ file: 'sh', args: IGNORES_TERM, timeout: DEADLINE, killSignal: 'SIGTERM', graceTimeout: 200, launcher })
+    t.same([stuck.timedOut, stuck.signal, stuck.diagnostic], [true, null, "Child timed out but wouldn't die"], `${launcher}: no escalation: wouldn't die`)
+    t.ok(await eventually(() => processState(stuck.pid) === 'gone'), `${launcher}: reaped in the background`)
+  }
+  // The whole group ignores SIGTERM: the SIGKILL that follows reaches every member.
+  const group = await run({ file: 'sh', args: ['-c', 'trap "" TERM; sleep 100 & echo $!; exec sleep 100'], setsid: true, timeout: DEADLINE, killSignal: 'SIGTERM', forceKillAfterDelay: 100 })
+  const member = Number(group.stdout.toString().trim())
+  t.equal(group.signal, 'SIGKILL', 'setsid: the leader got SIGKILL')
+  t.ok(member > 0 && await eventually(() => processState(member) === 'gone'), 'setsid: so did the rest of the group (no orphan)')
+  await before.check(t)
+})
+
+t.test('async: kill(SIGTERM) by hand, ignored, escalates to SIGKILL', async t => {
+  const before = baseline()
+  for (const launcher of LAUNCHERS) {
+    const child = startChild({ file: 'sh', args: IGNORES_TERM, forceKillAfterDelay: 100, launcher })
+    await new Promise(r => child.stdout.once('data', r)) // its trap is set
+    t.equal(child.kill('SIGTERM'), true, `${launcher}: delivered`)
+    const r = await child.result
+    t.same([r.signal, r.timedOut, r.aborted], ['SIGKILL', false, false], `${launcher}: SIGKILL after forceKillAfterDelay`)
+    t.equal(child.kill('SIGTERM'), false, `${launcher}: kill() after the end is a no-op`)
+  }
+  await before.check(t)
+})
+
+for (const [api, run] of APIS) t.test(`${api}: a child that wouldn't die (stopped: SIGTERM does nothing)`, async t => {
+  const before = baseline()
+  for (const launcher of LAUNCHERS) for (const setsid of [false, true]) {
+    if (setsid && launcher === 'posix_spawn') continue
+    const label = `${launcher}${setsid ? ', setsid' : ''}`
+    // With setsid the group holds a second stopped member, which the group SIGKILL must also take.
+    const script = setsid ? 'sh -c "kill -STOP \\$\\$" & echo $!; kill -STOP $$' : 'echo $$; kill -STOP $$'
+    const r = await run({ file: 'sh', args: ['-c', script], setsid, timeout: DEADLINE, killSignal: 'SIGTERM', graceTimeout: 200, launcher })
+    t.same([r.timedOut, r.exitCode, r.signal, r.diagnostic, r.spawnError], [true, null, null, "Child timed out but wouldn't die", null], `${label}: reported`)
+    t.ok(r.pid > 0, `${label}: its pid is reported`)
+    t.ok(await eventually(() => processState(r.pid) === 'gone'), `${label}: SIGKILLed and reaped by the reaper: no zombie`)
+    const other = Number(r.stdout.toString().trim())
+    if (setsid) t.ok(other > 0 && await eventually(() => processState(other) === 'gone'), `${label}: the other group member is gone too: no orphan`)
+  }
+  await before.check(t)
+})
+
+t.test("async: several that wouldn't die at once", async t => {
+  const before = baseline()
+  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => run6(i)))
+  for (const r of results) t.equal(r.diagnostic, "Child timed out but wouldn't die")
+  t.ok(await eventually(() => results.every(r => processState(r.pid) === 'gone')), 'all reaped')
+  await before.check(t)
+})
+
+function run6(i: number) {
+  return startChild({ file: 'sh', args: ['-c', 'kill -STOP $$'], timeout: DEADLINE + 10 * i, killSignal: 'SIGTERM', graceTimeout: 100, launcher: i % 2 ? 'fork' : 'posix_spawn' }).result
+}

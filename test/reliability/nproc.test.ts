@@ -1,0 +1,56 @@
+// Fault: a full process table. RLIMIT_NPROC does not apply to root (CAP_SYS_ADMIN), so the fault
+// is made real for an unprivileged user: a node child runs as nobody (setpriv), lowers its own
+// soft RLIMIT_NPROC to the number of tasks it already has (prlimit on itself), and spawns through
+// both APIs and both launch paths. Every spawn must fail the same clean way: no child, spawnError
+// { stage: 'fork', code: 'EAGAIN' }, no exit code, and nothing leaked.
+import t from 'tap'
+import { spawnChildSync } from '../../lib/index.js'
+import { AS_NOBODY, CHILD_PROBES, PACKAGE, baseline, canDropToNobody, runNodeScript } from './helpers.js'
+
+interface Report {
+  limited: number | null
+  tasks: number
+  runs: Array<{ label: string; pid: number; exitCode: number | null; signal: string | null; spawnError: { stage: string; code: string } | null; diagnostic: string }>
+  fdsBefore: number
+  fdsAfter: number
+  children: number
+}
+
+const script = `
+  ${CHILD_PROBES}
+  const { spawnChildSync, spawnChild } = require(${PACKAGE})
+  ;(async () => {
+    spawnChildSync({ file: 'true' }); await spawnChild({ file: 'true' })  // warm up
+    const tasks = fs.readdirSync('/proc/self/task').length
+    // The soft limit only: nobody may lower it, and every task of uid nobody already counts.
+    const limited = spawnChildSync({ file: 'prlimit', args: ['--pid=' + process.pid, '--nproc=' + tasks + ':'] }).exitCode
+    const fdsBefore = openFds()
+    const runs = []
+    const shapes = { plain: {}, piped: { input: 'x', timeout: 5000 }, measure: { measure: true }, setsid: { setsid: true } }
+    for (const api of ['sync', 'async']) for (const launcher of ['posix_spawn', 'fork']) for (const [shape, extra] of Object.entries(shapes)) {
+      const spec = { file: 'true', launcher, ...extra }
+      const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
+      runs.push({ label: api + ' ' + launcher + ' ' + shape, pid: r.pid, exitCode: r.exitCode, signal: r.signal, spawnError: r.spawnError, diagnostic: r.diagnostic })
+    }
+    console.log(JSON.stringify({ limited, tasks, runs, fdsBefore, fdsAfter: openFds(), children: childPids().length }))
+  })()
+`
+
+const skip = canDropToNobody() ||
+  (spawnChildSync({ file: 'prlimit', args: ['--version'], stdout: 'ignore' }).exitCode !== 0 && 'prlimit (util-linux) is not installed')
+t.test('RLIMIT_NPROC reached: EAGAIN from clone, reported the same on both paths', { skip }, async t => {
+  const before = baseline()
+  const report = runNodeScript<Report>(script, {}, AS_NOBODY)
+  t.equal(report.limited, 0, `prlimit lowered the child's RLIMIT_NPROC to its ${report.tasks} tasks`)
+  t.equal(report.runs.length, 16)
+  for (const r of report.runs) {
+    t.same(
+      { pid: r.pid, exitCode: r.exitCode, signal: r.signal, stage: r.spawnError?.stage, code: r.spawnError?.code, diagnostic: r.diagnostic },
+      { pid: 0, exitCode: null, signal: null, stage: 'fork', code: 'EAGAIN', diagnostic: "Couldn't fork: Resource temporarily unavailable" },
+      r.label,
+    )
+  }
+  t.equal(report.fdsAfter, report.fdsBefore, 'no fds leaked in the limited process')
+  t.equal(report.children, 0, 'no children in the limited process')
+  await before.check(t)
+})
