@@ -38,3 +38,12 @@ t.test('binding.gyp and CMakeLists.txt build the same sources to the same place'
   t.match(JSON.stringify(gyp), /NAPI_VERSION=8/)
   t.match(cmake, /NAPI_VERSION=8/)
 })
+
+t.test('the tileharness bin is executable and runs by name', async t => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'))
+  const bin = path.join(REPO_ROOT, pkg.bin.tileharness)
+  t.not(fs.statSync(bin).mode & 0o111, 0, `${pkg.bin.tileharness} has its execute bits (npx runs it directly)`)
+  const r = spawnChildSync({ file: bin, args: ['--help'], timeout: 60000 })
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  t.match(r.stdout.toString(), /^usage: tileharness <command>/)
+})
