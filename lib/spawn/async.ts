@@ -1,7 +1,7 @@
 // The async API: the same ChildSpec and ChildResult as spawnChildSync, run on the event loop
 // (native/async.cc watches the child's pidfd and pipes with uv_poll; no threadpool).
 import { Readable } from 'node:stream'
-import { native, rawResult, type NativeBuffers, type NativeChildHandle } from './native.js'
+import { native, type NativeBuffers, type NativeChildHandle } from './native.js'
 import { normalizeSignal, normalizeSpec, type NormalizedSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
@@ -39,12 +39,11 @@ function start(spec: ChildSpec, live: boolean): ChildProcess {
   const onData = (stream: 1 | 2, chunk: Buffer) => { (stream === 1 ? stdout : stderr).push(chunk) }
   let handle: NativeChildHandle | null = null
   const finish = (numbers: Float64Array, buffers: NativeBuffers) => {
-    const raw = rawResult(numbers, buffers)
     if (handle) running.delete(handle)
     normalized.signal?.removeEventListener('abort', onAbort)
     stdout.push(null)
     stderr.push(null)
-    resolve(buildResult(raw, normalized, aborted))
+    resolve(buildResult(numbers, buffers, normalized, aborted))
   }
   const killSignal = normalized.native.killSignal
   const onAbort = () => {

@@ -1,6 +1,9 @@
-// Builds a ChildResult from what the addon reports: every flat field is derived from one decoded
-// wait status (or its absence) and the spawn-failure stage, here and nowhere else.
-import { native, type RawResult } from './native.js'
+// Builds a ChildResult from what the addon reports (a run's numbers, slot by slot, and its
+// captured buffers): every flat field is derived from one decoded wait status (or its absence)
+// and the spawn-failure stage, here and nowhere else. One pass straight from the numbers: right
+// after a child has run on this CPU the caches are cold, and every object and step in between
+// showed up in the per-spawn cost (scripts/bench).
+import { native, RAW, type NativeBuffers } from './native.js'
 import type { NormalizedSpec } from './normalize.js'
 import { decodeWaitStatus, signalDescription } from './status.js'
 import type { ChildResult, SpawnError, SpawnStage } from './types.js'
@@ -16,17 +19,17 @@ export const DIAGNOSTIC = {
 
 const STREAMS = ['stdin', 'stdout', 'stderr']
 
-function rlimitName(resource: number | undefined): string {
+function rlimitName(resource: number): string {
   for (const [name, value] of Object.entries(native.rlimits)) if (value === resource) return `RLIMIT_${name.toUpperCase()}`
   return `resource ${resource}`
 }
 
-function spawnErrorMessage(stage: SpawnStage, description: string, detail: number | undefined, spec: NormalizedSpec): string {
-  const stream = STREAMS[detail ?? -1] ?? 'a stream'
+function spawnErrorMessage(stage: SpawnStage, description: string, detail: number, spec: NormalizedSpec): string {
+  const stream = STREAMS[detail] ?? 'a stream'
   switch (stage) {
     case 'exec': return `Couldn't execute '${spec.file}': ${description}`
     case 'chdir': return `Couldn't change directory to '${spec.cwd}': ${description}`
-    case 'open': return `Couldn't open '${spec.paths[detail ?? 0] ?? '/dev/null'}' for ${stream}: ${description}`
+    case 'open': return `Couldn't open '${spec.paths[detail] ?? '/dev/null'}' for ${stream}: ${description}`
     case 'dup2': return `Couldn't redirect ${stream}: ${description}`
     case 'setsid': return `Couldn't start a new session: ${description}`
     case 'rlimit': return `Couldn't set ${rlimitName(detail)}: ${description}`
@@ -37,46 +40,55 @@ function spawnErrorMessage(stage: SpawnStage, description: string, detail: numbe
   }
 }
 
-function spawnErrorOf(raw: RawResult, spec: NormalizedSpec): SpawnError | null {
-  if (raw.stage === null) return null
-  const stage = raw.stage as SpawnStage
-  const errno = raw.errno ?? 0
+function spawnErrorOf(n: Float64Array, spec: NormalizedSpec): SpawnError | null {
+  const stageNumber = n[RAW.stage]
+  if (stageNumber === 0) return null
+  const stage = native.stages[stageNumber] as SpawnStage
+  const errno = n[RAW.errno]
   const [code, description] = native.errnoInfo(errno)
-  return { stage, code, errno, message: spawnErrorMessage(stage, description, raw.detail, spec) }
+  return { stage, code, errno, message: spawnErrorMessage(stage, description, n[RAW.detail], spec) }
 }
 
-function diagnosticOf(result: Omit<ChildResult, 'diagnostic'>, raw: RawResult, signalNumber: number | null): string {
-  const err = result.spawnError
-  if (err) {
-    if (err.stage !== 'exec') return err.message
-    return err.code === 'ENOENT' ? DIAGNOSTIC.notFound : DIAGNOSTIC.couldNotExecute
+function diagnosticOf(spawnError: SpawnError | null, n: Float64Array, aborted: boolean, signalNumber: number | null, coreDumped: boolean): string {
+  if (spawnError) {
+    if (spawnError.stage !== 'exec') return spawnError.message
+    return spawnError.code === 'ENOENT' ? DIAGNOSTIC.notFound : DIAGNOSTIC.couldNotExecute
   }
-  if (raw.wouldntDie) return DIAGNOSTIC.wouldntDie
-  if (raw.timedOut) return DIAGNOSTIC.timedOut
-  if (result.aborted) return DIAGNOSTIC.aborted
-  if (signalNumber !== null) return signalDescription(signalNumber) + (result.coreDumped ? ' (core dumped)' : '')
+  if (n[RAW.wouldntDie] === 1) return DIAGNOSTIC.wouldntDie
+  if (n[RAW.timedOut] === 1) return DIAGNOSTIC.timedOut
+  if (aborted) return DIAGNOSTIC.aborted
+  if (signalNumber !== null) return signalDescription(signalNumber) + (coreDumped ? ' (core dumped)' : '')
   return ''
 }
 
-export function buildResult(raw: RawResult, spec: NormalizedSpec, aborted = false): ChildResult {
-  const status = raw.status === null ? null : decodeWaitStatus(raw.status >>> 0)
-  const signaled = status?.kind === 'signaled' ? status : null
-  const partial = {
-    pid: raw.pid,
-    launcher: raw.launcher,
-    exitCode: status?.kind === 'exited' ? status.exitCode : null,
+export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: NormalizedSpec, aborted = false): ChildResult {
+  const rawStatus = n[RAW.status]
+  const status = Number.isNaN(rawStatus) ? null : decodeWaitStatus(rawStatus >>> 0)
+  const signaled = status !== null && status.kind === 'signaled' ? status : null
+  const coreDumped = signaled !== null && signaled.coreDumped
+  const spawnError = spawnErrorOf(n, spec)
+  const r = RAW.rusage
+  return {
+    pid: n[RAW.pid],
+    launcher: n[RAW.fork] === 1 ? 'fork' : 'posix_spawn',
+    exitCode: status !== null && status.kind === 'exited' ? status.exitCode : null,
     signal: signaled ? signaled.signal : null,
-    coreDumped: signaled ? signaled.coreDumped : false,
-    timedOut: raw.timedOut,
+    coreDumped,
+    timedOut: n[RAW.timedOut] === 1,
     aborted,
-    spawnError: spawnErrorOf(raw, spec),
-    stdout: raw.stdout,
-    stderr: raw.stderr,
-    stdoutTruncated: raw.stdoutTruncated,
-    stderrTruncated: raw.stderrTruncated,
-    rusage: raw.rusage,
-    durationMs: raw.durationMs,
+    spawnError,
+    diagnostic: diagnosticOf(spawnError, n, aborted, signaled ? signaled.signalNumber : null, coreDumped),
+    stdout: buffers ? buffers[0] : Buffer.alloc(0),
+    stderr: buffers ? buffers[1] : Buffer.alloc(0),
+    stdoutTruncated: n[RAW.stdoutTruncated] === 1,
+    stderrTruncated: n[RAW.stderrTruncated] === 1,
+    // process.resourceUsage()'s names and units, in its order (native/addon.cc FillNumbers).
+    rusage: {
+      userCPUTime: n[r], systemCPUTime: n[r + 1], maxRSS: n[r + 2], sharedMemorySize: n[r + 3],
+      unsharedDataSize: n[r + 4], unsharedStackSize: n[r + 5], minorPageFault: n[r + 6], majorPageFault: n[r + 7],
+      swappedOut: n[r + 8], fsRead: n[r + 9], fsWrite: n[r + 10], ipcSent: n[r + 11], ipcReceived: n[r + 12],
+      signalsCount: n[r + 13], voluntaryContextSwitches: n[r + 14], involuntaryContextSwitches: n[r + 15],
+    },
+    durationMs: n[RAW.durationMs],
   }
-  const diagnostic = diagnosticOf(partial, raw, signaled ? signaled.signalNumber : null)
-  return { ...partial, diagnostic }
 }

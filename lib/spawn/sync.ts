@@ -1,4 +1,4 @@
-import { native, rawNumbers, rawResult } from './native.js'
+import { native, rawNumbers } from './native.js'
 import { normalizeSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
@@ -11,5 +11,5 @@ export function spawnChildSync(spec: ChildSpec): ChildResult {
   const normalized = normalizeSpec(spec)
   const numbers = rawNumbers()
   const buffers = native.spawnSync(normalized.native, normalized.input, numbers)
-  return buildResult(rawResult(numbers, buffers), normalized)
+  return buildResult(numbers, buffers, normalized)
 }
