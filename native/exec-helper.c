@@ -31,16 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define REPORT_FD 3
-#define REPORT_MAGIC 0x54484558u /* "THEX" */
-
-struct report {
-  uint32_t magic;
-  int32_t kind;
-  int32_t status;
-  int32_t err;
-  struct rusage usage;
-};
+#include "helper-report.h"
 
 static volatile pid_t target = 0;
 
@@ -86,10 +77,10 @@ static int exec_target(const char *file, char **argv) {
   return saw_eacces ? EACCES : last;
 }
 
-static void send_report(const struct report *r) {
+static void send_report(const struct th_helper_report *r) {
   ssize_t n;
   do {
-    n = write(REPORT_FD, r, sizeof *r);
+    n = write(TH_REPORT_FD, r, sizeof *r);
   } while (n < 0 && errno == EINTR);
 }
 
@@ -114,7 +105,7 @@ int main(int argc, char **argv) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != self) _exit(127);
     close(errpipe[0]);
-    close(REPORT_FD);  /* the target starts with 0-2 only */
+    close(TH_REPORT_FD);  /* the target starts with 0-2 only */
     sigprocmask(SIG_SETMASK, &old, NULL);
     int err = exec_target(file, target_argv);
     ssize_t n;
@@ -136,9 +127,9 @@ int main(int argc, char **argv) {
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
 
-  struct report r;
+  struct th_helper_report r;
   memset(&r, 0, sizeof r);
-  r.magic = REPORT_MAGIC;
+  r.magic = TH_REPORT_MAGIC;
   int err = 0;
   ssize_t got;
   do {
@@ -152,10 +143,10 @@ int main(int argc, char **argv) {
   } while (w < 0 && errno == EINTR);
 
   if (got == (ssize_t)sizeof err) {
-    r.kind = 2;
+    r.kind = TH_REPORT_EXEC_FAILED;
     r.err = err;
   } else {
-    r.kind = 1;
+    r.kind = TH_REPORT_RAN;
     r.status = status;
   }
   send_report(&r);

@@ -394,16 +394,7 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
         // 0-2 close-on-exec. Only for an open fd, or posix_spawn would fail with EBADF.
         if (fcntl(target, F_GETFD) >= 0) posix_spawn_file_actions_adddup2(&sa.actions, target, target);
         break;
-      case StdioKind::Ignore:
-        opened[target] = open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
-        if (opened[target] < 0 || !LiftAboveStdio(opened[target])) {
-          out.stage = Stage::Open;
-          out.err = errno;
-          out.detail = target;
-          return;
-        }
-        posix_spawn_file_actions_adddup2(&sa.actions, opened[target], target);
-        break;
+
       case StdioKind::Closed:
         posix_spawn_file_actions_addclose(&sa.actions, target);
         break;
@@ -411,8 +402,11 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
       case StdioKind::Fd:
         posix_spawn_file_actions_adddup2(&sa.actions, fds.src[target], target);
         break;
+      case StdioKind::Ignore:
       case StdioKind::Path:
-        opened[target] = open(io.path.c_str(), OpenFlagsFor(target, io) | O_CLOEXEC, 0666);
+        opened[target] = io.kind == StdioKind::Ignore
+                             ? open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC)
+                             : open(io.path.c_str(), OpenFlagsFor(target, io) | O_CLOEXEC, 0666);
         if (opened[target] < 0 || !LiftAboveStdio(opened[target])) {
           out.stage = Stage::Open;
           out.err = errno;

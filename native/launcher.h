@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "helper-report.h"
+
 namespace th {
 
 enum class StdioKind : int { Inherit, Ignore, Closed, Fd, Path, Pipe, MergeStdout };
@@ -56,8 +58,8 @@ struct LaunchSpec {
   bool wantPidfd = true;
 };
 
-// fd 3 in a measured child: where the helper writes its report.
-constexpr int kReportFd = 3;
+// fd 3 in a measured child: where the helper writes its report (native/helper-report.h).
+constexpr int kReportFd = TH_REPORT_FD;
 
 // A started child, or the reason none is running. Owns its fds until handed on.
 struct Launched {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "alarm.h"
+#include "helper-report.h"
 
 namespace th {
 
@@ -78,34 +79,20 @@ bool PumpInput(int fd, const char *data, size_t len, size_t &offset) {
   return true;
 }
 
-namespace {
-
-// native/exec-helper.c's report, byte for byte.
-struct HelperReport {
-  uint32_t magic;
-  int32_t kind;
-  int32_t status;
-  int32_t err;
-  struct rusage usage;
-};
-constexpr uint32_t kHelperMagic = 0x54484558u;
-
-}  // namespace
-
 void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   if (child.reportR < 0) return;
-  HelperReport report;
+  th_helper_report report;
   ssize_t got;
   do {
     got = read(child.reportR, &report, sizeof report);
   } while (got < 0 && errno == EINTR);
   CloseFd(child.reportR);
-  if (got != static_cast<ssize_t>(sizeof report) || report.magic != kHelperMagic) return;  // the helper was killed
+  if (got != static_cast<ssize_t>(sizeof report) || report.magic != TH_REPORT_MAGIC) return;  // the helper was killed
   outcome.usage = report.usage;
-  if (report.kind == 1) {
+  if (report.kind == TH_REPORT_RAN) {
     outcome.status = report.status;
     outcome.haveStatus = true;
-  } else if (report.kind == 2) {
+  } else if (report.kind == TH_REPORT_EXEC_FAILED) {
     child.stage = Stage::Exec;
     child.err = report.err;
     outcome.status = W_EXITCODE(ExitCodeForSpawnFailure(Stage::Exec, report.err), 0);

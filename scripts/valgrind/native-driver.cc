@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "alarm.h"
+#include "helper-report.h"
 #include "launcher.h"
 #include "waiter.h"
 
@@ -194,14 +195,8 @@ void AlarmChaining() {
   signal(SIGALRM, SIG_DFL);
 }
 
-// native/exec-helper.c's report, as waiter.cc reads it.
-struct HelperReport {
-  uint32_t magic;
-  int32_t kind;
-  int32_t status;
-  int32_t err;
-  struct rusage usage;
-};
+// native/helper-report.h: the helper's report, as waiter.cc reads it.
+using HelperReport = th_helper_report;
 
 void HelperReports() {
   struct Case {
@@ -211,9 +206,9 @@ void HelperReports() {
     int32_t kind;
     bool status;
   };
-  for (const Case &c : {Case{"a full report: the target's status", sizeof(HelperReport), 0x54484558u, 1, true},
-                        Case{"an exec failure report: exit 127, stage exec", sizeof(HelperReport), 0x54484558u, 2, true},
-                        Case{"a cut-off report is ignored", 10, 0x54484558u, 1, false},
+  for (const Case &c : {Case{"a full report: the target's status", sizeof(HelperReport), TH_REPORT_MAGIC, 1, true},
+                        Case{"an exec failure report: exit 127, stage exec", sizeof(HelperReport), TH_REPORT_MAGIC, 2, true},
+                        Case{"a cut-off report is ignored", 10, TH_REPORT_MAGIC, 1, false},
                         Case{"a report with the wrong magic is ignored", sizeof(HelperReport), 0x12345678u, 1, false}}) {
     int p[2];
     if (pipe2(p, O_CLOEXEC)) std::exit(2);
