@@ -25,24 +25,33 @@ function killAllOnExit() {
   for (const handle of running) handle.kill(9)
 }
 
-// `live`: feed the stdout/stderr streams as output arrives. spawnChild has no streams to show, so
-// it asks for none: each chunk would otherwise be copied into a Readable nobody reads, doubling
-// the memory a capture takes until the result is collected.
-function start(spec: ChildSpec, live: boolean): ChildProcess {
+interface Started {
+  pid: number
+  result: Promise<ChildResult>
+  kill(signal?: string | number): boolean
+}
+
+interface Streams {
+  stdout: Readable
+  stderr: Readable
+}
+
+// `streams`: fed as output arrives (startChild). spawnChild has none to show and passes null: each
+// chunk would otherwise be copied into a Readable nobody reads, doubling the memory a capture
+// takes until the result is collected.
+function start(spec: ChildSpec, streams: Streams | null): Started {
   const normalized: NormalizedSpec = normalizeSpec(spec, 'async')
-  const stdout = new Readable({ read() {} })
-  const stderr = new Readable({ read() {} })
   let aborted = false
   let resolve!: (r: ChildResult) => void
   const result = new Promise<ChildResult>(r => { resolve = r })
 
-  const onData = (stream: 1 | 2, chunk: Buffer) => { (stream === 1 ? stdout : stderr).push(chunk) }
+  const onData = streams && ((stream: 1 | 2, chunk: Buffer) => { (stream === 1 ? streams.stdout : streams.stderr).push(chunk) })
   let handle: NativeChildHandle | null = null
   const finish = (numbers: Float64Array, buffers: NativeBuffers) => {
     if (handle) running.delete(handle)
     normalized.signal?.removeEventListener('abort', onAbort)
-    stdout.push(null)
-    stderr.push(null)
+    streams?.stdout.push(null)
+    streams?.stderr.push(null)
     resolve(buildResult(numbers, buffers, normalized, aborted))
   }
   const killSignal = normalized.native.killSignal
@@ -50,10 +59,10 @@ function start(spec: ChildSpec, live: boolean): ChildProcess {
     if (handle?.kill(killSignal)) aborted = true
   }
 
-  const outcome = native.spawnAsync(normalized.native, normalized.input, finish, live ? onData : null)
+  const outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData)
   if ('numbers' in outcome) {
     finish(outcome.numbers, outcome.buffers)
-    return { pid: 0, result, kill: () => false, stdout, stderr }
+    return { pid: 0, result, kill: () => false }
   }
   handle = outcome.handle
   if (normalized.killOnExit) {
@@ -72,17 +81,16 @@ function start(spec: ChildSpec, live: boolean): ChildProcess {
     pid: outcome.pid,
     result,
     kill: (signal?: string | number) => h.kill(signal === undefined ? killSignal : normalizeSignal('signal', signal, killSignal)),
-    stdout,
-    stderr,
   }
 }
 
 /** Starts a child and returns a handle: pid, result promise, kill(), and live output streams. */
 export function startChild(spec: ChildSpec): ChildProcess {
-  return start(spec, true)
+  const streams: Streams = { stdout: new Readable({ read() {} }), stderr: new Readable({ read() {} }) }
+  return { ...start(spec, streams), ...streams }
 }
 
 /** Runs a child to completion without blocking the event loop. */
 export async function spawnChild(spec: ChildSpec): Promise<ChildResult> {
-  return start(spec, false).result
+  return start(spec, null).result
 }

@@ -14,6 +14,9 @@ export const DEFAULT_GRACE_TIMEOUT = 5000
 
 const SIGKILL = 9
 
+// The measuring helper is looked for once it has been found: not a stat on every measured spawn.
+let helperFound = false
+
 const KNOWN_KEYS = new Set([
   'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
   'forceKillAfterDelay', 'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal', 'measure',
@@ -235,7 +238,7 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
   if (spec.measure !== undefined && typeof spec.measure !== 'boolean') throw invalidType('measure', 'a boolean', spec.measure)
   let helper: string | null = null
   if (spec.measure === true) {
-    if (!fs.existsSync(helperPath)) {
+    if (!helperFound && !(helperFound = fs.existsSync(helperPath))) {
       throw Object.assign(new Error(`measure: the measuring helper is missing (${helperPath}); rebuild the addon`), { code: 'ERR_HELPER_MISSING' })
     }
     helper = helperPath
