@@ -2,8 +2,9 @@
 // lib/spawn/native.ts looks for it.
 import fs from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const from = path.join(root, 'build', 'Release', 'tileharness-exec')
 const dir = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`)
 fs.mkdirSync(dir, { recursive: true })

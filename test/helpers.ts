@@ -3,6 +3,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Launcher } from '../lib/index.js'
 
 export const LAUNCHERS: Launcher[] = ['posix_spawn', 'fork']
@@ -57,7 +58,7 @@ export async function eventually(pred: () => boolean, ms = 10000): Promise<boole
   return pred()
 }
 
-export const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
 import { spawnChild, spawnChildSync, type ChildResult, type ChildSpec } from '../lib/index.js'
 

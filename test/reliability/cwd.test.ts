@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { APIS, LAUNCHERS, tempDir } from '../helpers.js'
-import { AS_NOBODY, PACKAGE, baseline, canDropToNobody, runNodeScript } from './helpers.js'
+import { PACKAGE, baseline, runNodeScript, stageForNobody, type Staged } from './helpers.js'
 
 const dir = tempDir(t, 'tileharness-cwd-')
 fs.chmodSync(dir, 0o711) // nobody may pass through, not list
@@ -39,10 +39,11 @@ const script = `
   })()
 `
 
-const skip = canDropToNobody()
+const nobody = stageForNobody(t)
+const skip = typeof nobody === 'string' ? nobody : false
 t.test('as nobody: no search permission is EACCES at chdir; search without read works', { skip }, async t => {
   const before = baseline()
-  const runs = runNodeScript<Run[]>(script, {}, AS_NOBODY)
+  const runs = runNodeScript<Run[]>(script, {}, nobody as Staged)
   t.equal(runs.length, 12)
   for (const r of runs) {
     if (r.label.startsWith('search but no read')) {

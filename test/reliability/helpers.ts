@@ -4,39 +4,45 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, childPids, eventually, openFds } from '../helpers.js'
+import { helperPath } from '../../lib/spawn/native.js'
+import { REPO_ROOT, childPids, eventually, openFds, tempDir } from '../helpers.js'
 
 /**
  * The environment of a node child that loads the harness: PATH, and under `npm run check:asan`
  * what it takes to load the sanitized addon there too (the runtime, its options, the addon).
+ * `staged` is a copy of the package made by stageForNobody: the addon and preload are taken from it.
  */
-export function nodeChildEnv(): Record<string, string> {
+export function nodeChildEnv(staged?: Staged): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' }
   const asan = process.env.TILEHARNESS_ASAN_PRELOAD
   if (asan && process.env.TILEHARNESS_ADDON) {
     env.LD_PRELOAD = asan
-    for (const key of ['TILEHARNESS_ADDON', 'ASAN_OPTIONS', 'UBSAN_OPTIONS']) {
+    for (const key of ['ASAN_OPTIONS', 'UBSAN_OPTIONS']) {
       const value = process.env[key]
       if (value !== undefined) env[key] = value
     }
+    env.TILEHARNESS_ADDON = staged ? staged.addon : process.env.TILEHARNESS_ADDON
     // Only the preload that keeps the runtime out of the grandchildren; not the rest of this
     // process's NODE_OPTIONS (tap's process tracking would count the child as a test process).
-    env.NODE_OPTIONS = `--import=${path.join(REPO_ROOT, 'scripts/asan-preload.mjs')}`
+    env.NODE_OPTIONS = `--import=${path.join(staged ? staged.root : REPO_ROOT, 'scripts/asan-preload.mjs')}`
   }
   return env
 }
 
-/** The package as a child script requires it. */
+/**
+ * The package as a child script requires it: `require(${PACKAGE})`. runNodeScript puts the path of
+ * the checkout there, or of the staged copy a script run as another user loads.
+ */
 export const PACKAGE = JSON.stringify(REPO_ROOT)
 
 /**
  * Runs `code` (CommonJS, `require(PACKAGE)` for the harness) in a node child through the harness
- * and returns what it printed as JSON on its last stdout line. `wrap` puts a command in front of
- * node (setpriv, say); `extra` adds to the child's spec (rlimits).
+ * and returns what it printed as JSON on its last stdout line. `extra` adds to the child's spec
+ * (rlimits); `as` runs it as another user, from a staged copy of the package (stageForNobody).
  */
-export function runNodeScript<T>(code: string, extra: Partial<ChildSpec> = {}, wrap: string[] = []): T {
-  const argv = [...wrap, process.execPath, '-e', code]
-  const r = spawnChildSync({ file: argv[0]!, args: argv.slice(1), cwd: REPO_ROOT, env: nodeChildEnv(), timeout: 60000, ...extra })
+export function runNodeScript<T>(code: string, extra: Partial<ChildSpec> = {}, as?: Staged): T {
+  const argv = [...(as ? as.wrap : []), process.execPath, '-e', code.replaceAll(PACKAGE, JSON.stringify(as ? as.root : REPO_ROOT))]
+  const r = spawnChildSync({ file: argv[0]!, args: argv.slice(1), cwd: as ? as.root : REPO_ROOT, env: nodeChildEnv(as), timeout: 60000, ...extra })
   const lines = r.stdout.toString().trim().split('\n')
   if (r.exitCode !== 0) throw new Error(`node child failed (${r.diagnostic || `exit ${r.exitCode}`}): ${r.stderr.toString()}${r.stdout.toString()}`)
   return JSON.parse(lines[lines.length - 1] ?? 'null') as T
@@ -50,20 +56,42 @@ export const CHILD_PROBES = `
     fs.readFileSync('/proc/self/task/' + t + '/children', 'utf8').trim().split(/\\s+/).filter(Boolean))
 `
 
-/** Whether `setpriv` can run a command as nobody here (root with CAP_SETUID, util-linux). */
-export function canDropToNobody(): string | false {
-  if (process.getuid?.() !== 0) return 'not running as root'
-  const r = spawnChildSync({ file: 'setpriv', args: ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'true'] })
-  if (r.exitCode !== 0) return `setpriv cannot switch to nobody (${r.diagnostic || r.stderr.toString().trim()})`
-  try {
-    fs.accessSync(REPO_ROOT, fs.constants.R_OK | fs.constants.X_OK)
-  } catch {
-    return 'the repository is not readable'
-  }
-  return false
+export const AS_NOBODY = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups']
+
+/** A copy of the built package another user can load, and how to run a command as that user. */
+export interface Staged {
+  root: string
+  /** The addon file in the copy. */
+  addon: string
+  wrap: string[]
 }
 
-export const AS_NOBODY = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups']
+/**
+ * Stages what a node child running as nobody needs (package.json, dist/, the addon and its helper,
+ * node-gyp-build, the ASan preload) in a temp directory nobody can read: the checkout itself may
+ * live where nobody cannot reach (a 0700 home or `mktemp -d`). Returns the staged copy, or the
+ * reason it cannot be done here (not root, no setpriv), for the test to skip with.
+ */
+export function stageForNobody(t: { teardown(fn: () => void): void }): Staged | string {
+  if (process.getuid?.() !== 0) return 'not running as root'
+  const probe = spawnChildSync({ file: 'setpriv', args: [...AS_NOBODY.slice(1), 'true'] })
+  if (probe.exitCode !== 0) return `setpriv cannot switch to nobody (${probe.diagnostic || probe.stderr.toString().trim()})`
+  const root = tempDir(t, 'tileharness-staged-')
+  fs.chmodSync(root, 0o755)
+  const addonDir = path.dirname(helperPath)
+  const addonName = path.basename(process.env.TILEHARNESS_ADDON ?? 'tileharness.node')
+  const copy = (from: string, to = from) => fs.cpSync(path.join(REPO_ROOT, from), path.join(root, to), { recursive: true })
+  for (const f of ['package.json', 'dist', 'node_modules/node-gyp-build', 'scripts/asan-preload.mjs']) copy(f)
+  for (const f of [addonName, 'tileharness-exec']) {
+    fs.cpSync(path.join(addonDir, f), path.join(root, 'build/Release', f))
+  }
+  // cpSync keeps modes; the directories it makes are 0755 under root's umask, but say so.
+  for (const d of ['build', 'build/Release', 'node_modules', 'scripts']) fs.chmodSync(path.join(root, d), 0o755)
+  const staged = { root, addon: path.join(root, 'build/Release', addonName), wrap: AS_NOBODY }
+  const check = spawnChildSync({ file: 'setpriv', args: [...AS_NOBODY.slice(1), 'test', '-r', staged.addon] })
+  if (check.exitCode !== 0) return `nobody cannot read the staged package in ${root}`
+  return staged
+}
 
 /** The fds and children of this process now; check() waits (bounded) until they are back. */
 export function baseline(): { check(t: { same(a: unknown, b: unknown, m: string): void }): Promise<void> } {

@@ -5,7 +5,7 @@
 // { stage: 'fork', code: 'EAGAIN' }, no exit code, and nothing leaked.
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
-import { AS_NOBODY, CHILD_PROBES, PACKAGE, baseline, canDropToNobody, runNodeScript } from './helpers.js'
+import { CHILD_PROBES, PACKAGE, baseline, runNodeScript, stageForNobody, type Staged } from './helpers.js'
 
 interface Report {
   limited: number | null
@@ -36,11 +36,12 @@ const script = `
   })()
 `
 
-const skip = canDropToNobody() ||
+const nobody = stageForNobody(t)
+const skip = typeof nobody === 'string' ? nobody : false ||
   (spawnChildSync({ file: 'prlimit', args: ['--version'], stdout: 'ignore' }).exitCode !== 0 && 'prlimit (util-linux) is not installed')
 t.test('RLIMIT_NPROC reached: EAGAIN from clone, reported the same on both paths', { skip }, async t => {
   const before = baseline()
-  const report = runNodeScript<Report>(script, {}, AS_NOBODY)
+  const report = runNodeScript<Report>(script, {}, nobody as Staged)
   t.equal(report.limited, 0, `prlimit lowered the child's RLIMIT_NPROC to its ${report.tasks} tasks`)
   t.equal(report.runs.length, 16)
   for (const r of report.runs) {
