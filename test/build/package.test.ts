@@ -47,3 +47,13 @@ t.test('the tileharness bin is executable and runs by name', async t => {
   t.equal(r.exitCode, 0, r.stderr.toString())
   t.match(r.stdout.toString(), /^usage: tileharness <command>/)
 })
+
+t.test('paths from module URLs go through fileURLToPath (a checkout whose path has a space works)', async t => {
+  // new URL(import.meta.url).pathname keeps %20 for a space: a checkout in "My Projects" breaks.
+  const files = ['lib', 'test', 'scripts'].flatMap(dir =>
+    fs.readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: 'utf8' })
+      .filter(f => /\.(ts|mjs|js)$/.test(f)).map(f => path.join(dir, f)))
+  t.ok(files.length > 50, `read ${files.length} sources`)
+  const bad = files.filter(f => /\.pathname\b/.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').replace(/\/\/.*$/gm, '')))
+  t.same(bad, [], 'no source takes .pathname of a URL')
+})
