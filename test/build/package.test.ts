@@ -54,6 +54,7 @@ t.test('paths from module URLs go through fileURLToPath (a checkout whose path h
     fs.readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: 'utf8' })
       .filter(f => /\.(ts|mjs|js)$/.test(f)).map(f => path.join(dir, f)))
   t.ok(files.length > 50, `read ${files.length} sources`)
-  const bad = files.filter(f => /\.pathname\b/.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').replace(/\/\/.*$/gm, '')))
+  const pathnameOfUrl = new RegExp(['\\.', 'pathname', '\\b'].join(''))  // not spelled out: this file would match
+  const bad = files.filter(f => pathnameOfUrl.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').replace(/\/\/.*$/gm, '')))
   t.same(bad, [], 'no source takes .pathname of a URL')
 })
