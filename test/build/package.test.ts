@@ -56,5 +56,5 @@ t.test('paths from module URLs go through fileURLToPath (a checkout whose path h
   t.ok(files.length > 50, `read ${files.length} sources`)
   const pathnameOfUrl = new RegExp(['\\.', 'pathname', '\\b'].join(''))  // not spelled out: this file would match
   const bad = files.filter(f => pathnameOfUrl.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').replace(/\/\/.*$/gm, '')))
-  t.same(bad, [], 'no source takes .pathname of a URL')
+  t.same(bad, [], 'no source takes the pathname of a URL as a path')
 })
