@@ -3,11 +3,17 @@
     {
       "target_name": "tileharness",
       "sources": [
-        "native/addon.cc",
+        "native/binding.cc",
+        "native/spec.cc",
+        "native/result.cc",
+        "native/sync.cc",
+        "native/async.cc",
+        "native/js-call.cc",
+        "native/environ.cc",
+        "native/path-open.cc",
         "native/launcher.cc",
         "native/alarm.cc",
-        "native/waiter.cc",
-        "native/async.cc"
+        "native/waiter.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

@@ -1,28 +1,34 @@
-// Shared by the sync (addon.cc) and async (async.cc) N-API entry points.
+// What the files of the N-API surface share: binding.cc (the module and its tables), spec.cc (a
+// normalized spec to C++ values), result.cc (a run's facts to JS values), sync.cc (spawnSync) and
+// async.cc (spawnAsync and the event-loop waiter).
 #pragma once
 
 #include <napi.h>
 
+#include "boundary.h"
 #include "launcher.h"
 #include "waiter.h"
 
 namespace th {
 
 double NowNs();
-// Reads a spec normalized by lib/spawn/normalize.ts.
-void ParseSpec(Napi::Env env, Napi::Object o, LaunchSpec &spec, WaitOptions &wait, size_t &maxBuffer);
-// Fills outcome for a launch that failed (status the fork path's child exits with, or none).
+
+// spec.cc. Converts a spec normalized by lib/spawn/normalize.ts; decides nothing (every choice
+// was made there). `input` (an ArrayBufferView or null) is copied into wait.input.
+void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spec, WaitOptions &wait, size_t &maxBuffer);
+
+// result.cc. Fills outcome for a launch that failed (the status the fork path's child exits
+// with, or none).
 void SettleFailedLaunch(Launched &child, WaitOutcome &outcome);
-// The numeric facts of a run, slot by slot, as lib/spawn/native.ts reads them (RAW_*).
-enum RawSlot {
-  kRawPid, kRawFork, kRawStatus, kRawTimedOut, kRawWouldntDie, kRawStage, kRawErrno, kRawDetail,
-  kRawStdoutTruncated, kRawStderrTruncated, kRawDurationMs, kRawRusage,
-  kRawLength = kRawRusage + 16,
-};
-// Writes the numbers of a run into `numbers` and returns [stdout, stderr], or null when nothing
-// was captured.
-Napi::Value BuildRaw(Napi::Env env, const Launched &child, WaitOutcome &outcome, double startNs, double endNs,
-                     Napi::Float64Array numbers);
+// Writes a run's facts into `numbers` (kResultLength doubles, laid out as boundary.h's
+// TH_RESULT_SLOTS and TH_RUSAGE_FIELDS).
+void WriteNumbers(double *numbers, const Launched &child, const WaitOutcome &outcome, double startNs, double endNs);
+// The captured [stdout, stderr] as Buffers (taking the bytes out of the outcome), or null when
+// nothing was captured. Plain C API: safe from a libuv callback; nullptr when N-API refused.
+napi_value TakeBuffers(napi_env env, WaitOutcome &outcome);
+
+// sync.cc, async.cc: each adds its entry point to the exports.
+void InitSync(Napi::Env env, Napi::Object exports);
 void InitAsync(Napi::Env env, Napi::Object exports);
 
 }  // namespace th

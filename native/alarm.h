@@ -1,53 +1,64 @@
-// SIGALRM timeouts for the waiting thread, after the seed's "wait4 interrupted by SIGALRM".
+// SIGALRM timeouts for the waiting thread, after the harness contract's "wait4 interrupted by
+// SIGALRM" (docs: README, Semantics, Timeouts).
 //
-// The seed arms alarm(seconds). Node is multi-threaded, so a process-wide alarm would land on
-// whichever thread the kernel picks, and its precision is a second. Instead each wait arms a
-// POSIX timer with SIGEV_THREAD_ID aimed at the waiting thread, in milliseconds, and the handler
-// (installed without SA_RESTART, so the blocking call returns EINTR) does the killing itself:
-// there is no window between "the alarm fired" and "the child was signalled" in which an early
-// alarm could be lost. Alarms that are not ours (another timer, kill -ALRM, alarm(2)) are
-// chained to whatever SIGALRM handler was installed before, such as Node's own for
-// process.on('SIGALRM').
+// The contract arms alarm(seconds) and lets SIGALRM interrupt the wait. Node is multi-threaded and
+// its JavaScript can install and remove SIGALRM listeners at any moment, from any thread, so a
+// process-wide alarm with a handler of our own is at the mercy of whoever touches SIGALRM's
+// disposition next: remove a listener on the main thread and the alarm kills the process ("Alarm
+// clock"); add one and the user's listener receives the harness's alarm while the deadline is lost.
+//
+// So the alarm never meets a handler at all. For the length of one timed wait the waiting thread
+// blocks SIGALRM and arms a POSIX timer that sends SIGALRM to that thread only (SIGEV_THREAD_ID),
+// with millisecond precision. A blocked, thread-directed signal stays pending on that thread,
+// whatever the disposition, and a signalfd makes it readable: the wait (poll) is interrupted by it
+// and the waiter collects it. The only dispositions that can still interfere are SIG_IGN (the
+// kernel drops an ignored signal when it is sent), and a process-directed SIGALRM someone else sent
+// (it may be made readable on our signalfd): for both, poll's own timeout, computed from the same
+// deadline, is the second guard, so a deadline holds whatever any thread does to SIGALRM.
 #pragma once
 
 #include <signal.h>
-#include <sys/types.h>
 #include <time.h>
 
 namespace th {
 
-// One timed wait. Lives on the waiting thread's stack; the handler finds it through the
-// timer's sigev_value and only acts on slots that are registered.
-struct AlarmSlot {
-  int pidfd = -1;
-  pid_t pid = 0;
-  bool group = false;                 // kill the whole process group (setsid)
-  volatile sig_atomic_t nextSignal = 0;  // what the next expiry sends (0: nothing, just wake)
-  volatile sig_atomic_t expiries = 0;    // how many times the timer has expired
-};
-
 class AlarmTimer {
  public:
-  // Installs the handler (if this is the first active timer) and creates a timer aimed at the
-  // calling thread. ok() is false when the timer could not be created; errno says why.
-  explicit AlarmTimer(AlarmSlot *slot);
+  // Blocks SIGALRM in the calling thread and creates a timer aimed at this thread. ok() is false
+  // when that failed; error() says why.
+  AlarmTimer();
+  // Deletes the timer, takes its alarm if one is still pending, restores the thread's mask.
   ~AlarmTimer();
+  AlarmTimer(const AlarmTimer &) = delete;
+  AlarmTimer &operator=(const AlarmTimer &) = delete;
   bool ok() const { return ok_; }
   int error() const { return err_; }
-  // Arms a one-shot expiry `ms` from now that will send `sig` (0: none) to the slot's child.
-  bool Arm(double ms, int sig);
-  void Disarm();
+
+  // Arms a one-shot expiry `ms` from now (replacing any armed one).
+  bool Arm(double ms);
+  // The fd to poll (POLLIN: an alarm is pending for this thread), or -1 when there is none to
+  // poll: it could not be opened (no fd free: the timeout guards the deadline alone), or a foreign
+  // SIGALRM is pending where we would see it (polling would spin). Opened on first use, so a
+  // timed spawn needs no fd before the launch has had its own.
+  int fd();
+  // poll's timeout for the armed expiry (rounded up to the millisecond), -1 when none is armed.
+  int PollTimeoutMs() const;
+  // After poll returned: true once per expiry of the armed deadline, whether its SIGALRM was read
+  // from the signalfd or the clock says the deadline has passed (the second guard).
+  bool TakeExpiry();
 
  private:
-  AlarmSlot *slot_;
+  enum class Read { Ours, Foreign, Nothing };
+  Read ReadOne();
+  bool Fired() const;
+  int sigfd_ = -1;
   timer_t timer_{};
-  bool ok_ = false;
-  bool registered_ = false;
+  bool ok_ = false, haveTimer_ = false, pollable_ = true, armed_ = false;
   int err_ = 0;
+  int unread_ = 0;         // expiries of ours that fired and are still pending
+  double deadlineNs_ = 0;  // of the armed expiry
   sigset_t savedMask_{};
+  bool maskSaved_ = false;
 };
-
-// Sends sig to the slot's child (or its process group). Async-signal-safe.
-void SignalChild(const AlarmSlot &slot, int sig);
 
 }  // namespace th

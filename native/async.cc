@@ -2,7 +2,12 @@
 // exit is a pidfd becoming readable (uv_poll), its pipes are uv_polls, the deadline and the kill
 // escalation are uv_timers: nothing runs on the libuv threadpool and no thread waits per child.
 // When the pidfd fires, the child is reaped with wait4 for its status and rusage, exactly as the
-// sync path does, and the raw result goes to the JS callback.
+// sync path does (CollectExit), and the run's facts go to the JS callback.
+//
+// Everything here that calls into JavaScript runs from a libuv callback, so it goes through
+// js-call.h: a throwing listener is an uncaught exception, and an environment that is shutting
+// down (a worker exiting or terminated at any moment) is never called into. Its children are
+// still killed and reaped, from its cleanup hook.
 #include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,7 +17,8 @@
 #include <set>
 
 #include "addon.h"
-#include "alarm.h"
+#include "js-call.h"
+#include "path-open.h"
 
 namespace th {
 namespace {
@@ -21,65 +27,88 @@ class AsyncChild;
 class ChildHandle;
 void DetachHandle(ChildHandle *handle);
 
-// Children of one Node environment (main thread or worker), for teardown.
+// The children of one Node environment (main thread or worker), for its teardown. Lives until
+// the environment's cleanup hook has run and the last child's handles have closed.
 struct EnvChildren {
-  std::set<AsyncChild *> live;
+  std::set<AsyncChild *> live;  // running (or opening their { path } targets)
+  size_t alive = 0;             // AsyncChild objects not yet deleted
   napi_async_cleanup_hook_handle hook = nullptr;
-  size_t closing = 0;  // children whose handles are closing during teardown
   bool tearingDown = false;
+
+  // The hook is done once no child is left: tell Node, and go.
+  void MaybeFinishTeardown() {
+    if (!tearingDown || alive > 0) return;
+    napi_remove_async_cleanup_hook(hook);
+    delete this;
+  }
 };
 
 class AsyncChild {
  public:
-  AsyncChild(Napi::Env env, EnvChildren *owner) : env_(env), owner_(owner) {}
+  AsyncChild(napi_env env, EnvChildren *owner) : env_(env), owner_(owner) {}
 
-  // Starts watching. Returns false when the launch failed (result already settled in outcome_).
-  bool Start(Napi::Object spec, Napi::Value input, Napi::Function onDone, Napi::Value onData) {
+  enum class Started { Running, Failed };
+
+  // Converts the spec (may throw: we are inside the JS call) and starts the launch. Failed: the
+  // launch failed at once, the result is ready (Raw). Running: the child runs, or its { path }
+  // targets are being opened; the result comes through onDone.
+  Started Start(Napi::Object spec, Napi::Value input, Napi::Value onDone, Napi::Value onData) {
     size_t maxBuffer = SIZE_MAX;
-    ParseSpec(env_, spec, spec_, opts_, maxBuffer);
-    if (input.IsBuffer()) {
-      input_ = Napi::Persistent(input.As<Napi::Buffer<char>>());
-      opts_.input = input.As<Napi::Buffer<char>>().Data();
-      opts_.inputLen = input.As<Napi::Buffer<char>>().Length();
-      spec_.io[0].kind = StdioKind::Pipe;
-    }
+    ParseSpec(Napi::Env(env_), spec, input, spec_, opts_, maxBuffer);
     outcome_.out.limit = maxBuffer;
     outcome_.err.limit = maxBuffer;
     start_ = NowNs();
-    child_ = Launch(spec_);
-    if (child_.stage != Stage::None) {
-      SettleFailedLaunch(child_, outcome_);
-      return false;
+    std::unique_ptr<PathOpener> opener;
+    if (PathOpener::Needed(spec_)) {
+      opener = PathOpener::Start(spec_, child_);
+      if (!opener) {
+        SettleFailedLaunch(child_, outcome_);
+        return Started::Failed;
+      }
+    } else {
+      child_ = Launch(spec_);
+      if (child_.stage != Stage::None) {
+        SettleFailedLaunch(child_, outcome_);
+        return Started::Failed;
+      }
     }
-    onDone_ = Napi::Persistent(onDone);
-    if (onData.IsFunction()) onData_ = Napi::Persistent(onData.As<Napi::Function>());
-    context_.reset(new Napi::AsyncContext(env_, "tileharness:child"));
-    slot_.pid = child_.pid;
-    slot_.pidfd = child_.pidfd;
-    slot_.group = spec_.setsid;
+    if (!onDone_.Hold(env_, onDone, "tileharness:child")) throw Napi::Error::New(Napi::Env(env_), "spawnAsync: cannot hold the callback");
+    onData_.Hold(env_, onData, "tileharness:child");
 
+    // From here on the object is owned by its uv handles.
     uv_loop_t *loop = nullptr;
     napi_get_uv_event_loop(env_, &loop);
-    Watch(loop, &pidPoll_, child_.pidfd, UV_READABLE, OnPidfd);
-    if (child_.stdoutR >= 0) Watch(loop, &outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
-    if (child_.stderrR >= 0) Watch(loop, &errPoll_, child_.stderrR, UV_READABLE, OnStderr);
-    if (child_.stdinW >= 0) {
-      if (opts_.inputLen == 0) CloseFd(child_.stdinW);
-      else Watch(loop, &inPoll_, child_.stdinW, UV_WRITABLE, OnStdin);
-    }
+    loop_ = loop;
+    owner_->alive++;
+    owner_->live.insert(this);
     uv_timer_init(loop, &timer_);
     timer_.data = this;
     handles_++;
     // uv timers count from the loop's cached time, which can lag: refresh it so that a deadline
-    // is never earlier than `timeout` after the launch.
+    // is never earlier than `timeout` after the call.
     uv_update_time(loop);
     if (opts_.timeoutMs > 0) uv_timer_start(&timer_, OnDeadline, Ms(opts_.timeoutMs), 0);
-    owner_->live.insert(this);
-    return true;
+    if (opener) {
+      opener_ = std::move(opener);
+      Watch(&openPoll_, opener_->fd(), UV_READABLE, OnOpened);
+      openPolling_ = true;
+    } else {
+      WatchChild();
+    }
+    return Started::Running;
   }
 
-  // Writes the run's numbers into `numbers`; returns its captured buffers (or null).
-  Napi::Value Raw(Napi::Float64Array numbers) { return BuildRaw(env_, child_, outcome_, start_, NowNs(), numbers); }
+  // The run's facts into a fresh Float64Array and its buffers: [numbers, buffers], or false when
+  // N-API refused (the environment is going away).
+  bool Result(napi_value out[2]) {
+    void *data;
+    napi_value ab;
+    if (napi_create_arraybuffer(env_, kResultLength * sizeof(double), &data, &ab) != napi_ok) return false;
+    if (napi_create_typedarray(env_, napi_float64_array, kResultLength, ab, 0, &out[0]) != napi_ok) return false;
+    WriteNumbers(static_cast<double *>(data), child_, outcome_, start_, NowNs());
+    out[1] = TakeBuffers(env_, outcome_);
+    return out[1] != nullptr;
+  }
 
   // The JS handle stays alive (strong reference) while the child runs, and is detached when it
   // ends, so a late kill() is a no-op rather than a use-after-free.
@@ -90,26 +119,42 @@ class AsyncChild {
   pid_t pid() const { return child_.pid; }
 
   // kill(signal): the signal now, and SIGKILL after forceKillAfterDelay when it is gentler.
+  // While the { path } targets are still being opened there is no child yet: the opening is
+  // given up and the result says so.
   bool Kill(int sig) {
     if (done_) return false;
-    SignalChild(slot_, sig);
-    if (sig != SIGKILL && opts_.forceKillAfterMs > 0 && phase_ == Escalation::Running) {
+    if (opener_) {
+      if (sig == 0) return true;
+      opener_->GiveUp(child_, ECANCELED);
+      DropOpener();
+      SettleFailedLaunch(child_, outcome_);
+      Finish(false);
+      return true;
+    }
+    SignalChild(ref_, sig);
+    if (sig != SIGKILL && sig != 0 && opts_.forceKillAfterMs > 0 && phase_ == Escalation::Running) {
       phase_ = Escalation::Killed;
-      uv_update_time(timer_.loop);
+      uv_update_time(loop_);
       uv_timer_start(&timer_, OnForceKill, Ms(opts_.forceKillAfterMs), 0);
     }
     return true;
   }
 
-  // Teardown of the environment (worker exit, process exit): kill, reap, close, no callback.
+  // Teardown of the environment (worker exit, process exit): kill, reap, close; no JS.
   void Abandon() {
     if (!done_) {
-      SignalChild(slot_, SIGKILL);
-      int status;
-      while (waitpid(child_.pid, &status, 0) < 0 && errno == EINTR) {
-      }
       done_ = true;
+      if (opener_) {
+        DropOpener();
+      } else {
+        SignalChild(ref_, SIGKILL);
+        int status;
+        struct rusage usage;
+        Reap(child_.pid, status, usage);
+      }
     }
+    onDone_.Reset();
+    onData_.Reset();
     Detach();
     CloseAll();
   }
@@ -120,11 +165,50 @@ class AsyncChild {
   // late, never early.
   static uint64_t Ms(double ms) { return (ms < 1 ? 1 : static_cast<uint64_t>(ms + 0.999999)) + 1; }
 
-  void Watch(uv_loop_t *loop, uv_poll_t *poll, int fd, int events, uv_poll_cb cb) {
-    uv_poll_init(loop, poll, fd);
+  void Watch(uv_poll_t *poll, int fd, int events, uv_poll_cb cb) {
+    uv_poll_init(loop_, poll, fd);
     poll->data = this;
     handles_++;
     uv_poll_start(poll, events, cb);
+  }
+
+  void WatchChild() {
+    ref_ = ChildRef{child_.pid, child_.pidfd, spec_.setsid};
+    Watch(&pidPoll_, child_.pidfd, UV_READABLE, OnPidfd);
+    if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
+    if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
+    if (child_.stdinW >= 0) {
+      if (opts_.input.empty()) CloseFd(child_.stdinW);
+      else Watch(&inPoll_, child_.stdinW, UV_WRITABLE, OnStdin);
+    }
+  }
+
+  // Stops watching the opener's eventfd and lets the opener go (cancelling it if it has not
+  // finished): its fd is closed by then, so it must leave the loop first.
+  void DropOpener() {
+    if (openPolling_) {
+      openPolling_ = false;
+      uv_poll_stop(&openPoll_);
+      uv_close(reinterpret_cast<uv_handle_t *>(&openPoll_), OnClosed);
+    }
+    opener_.reset();
+  }
+
+  static void OnOpened(uv_poll_t *p, int, int) {
+    AsyncChild *self = static_cast<AsyncChild *>(p->data);
+    if (self->done_ || !self->opener_) return;
+    bool opened = self->opener_->Take(self->spec_, self->child_);
+    self->DropOpener();
+    if (opened) {
+      self->child_ = Launch(self->spec_);
+      CloseOpenedPaths(self->spec_);
+    }
+    if (self->child_.stage != Stage::None) {
+      SettleFailedLaunch(self->child_, self->outcome_);
+      self->Finish(false);
+      return;
+    }
+    self->WatchChild();
   }
 
   static void EmitChunk(void *ctx, const char *data, size_t len) {
@@ -133,10 +217,15 @@ class AsyncChild {
   }
 
   void Emit(int stream, const char *data, size_t len) {
-    if (onData_.IsEmpty()) return;
-    Napi::HandleScope scope(env_);
-    Napi::Buffer<char> chunk = Napi::Buffer<char>::Copy(env_, data, len);
-    onData_.MakeCallback(env_.Global(), {Napi::Number::New(env_, stream), chunk}, *context_);
+    if (!onData_.held()) return;
+    JsScope scope(env_);
+    if (!scope.ok()) return;
+    napi_value args[2];
+    void *copy;
+    if (napi_create_int32(env_, stream, &args[0]) != napi_ok ||
+        napi_create_buffer_copy(env_, len, data, &copy, &args[1]) != napi_ok)
+      return;
+    onData_.Call(2, args);
   }
 
   void DrainStream(int stream) {
@@ -144,7 +233,7 @@ class AsyncChild {
     if (fd < 0) return;
     Capture &capture = stream == 1 ? outcome_.out : outcome_.err;
     std::pair<AsyncChild *, int> sink{this, stream};
-    DrainResult r = onData_.IsEmpty() ? Drain(fd, capture) : Drain(fd, capture, EmitChunk, &sink);
+    DrainResult r = onData_.held() ? Drain(fd, capture, EmitChunk, &sink) : Drain(fd, capture);
     if (r == DrainResult::Eof) StopAndClose(stream == 1 ? &outPoll_ : &errPoll_, fd);
   }
 
@@ -160,20 +249,27 @@ class AsyncChild {
 
   static void OnStdin(uv_poll_t *p, int, int) {
     AsyncChild *self = static_cast<AsyncChild *>(p->data);
-    if (PumpInput(self->child_.stdinW, self->opts_.input, self->opts_.inputLen, self->inputOffset_))
+    if (PumpInput(self->child_.stdinW, self->opts_.input.data(), self->opts_.input.size(), self->inputOffset_))
       self->StopAndClose(&self->inPoll_, self->child_.stdinW);
   }
 
   static void OnDeadline(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
     self->outcome_.timedOut = true;
-    SignalChild(self->slot_, self->opts_.killSignal);
+    if (self->opener_) {
+      // The deadline came while a { path } target was still being opened: no child was started.
+      self->opener_->GiveUp(self->child_, ETIMEDOUT);
+      self->DropOpener();
+      self->Finish(false);
+      return;
+    }
+    SignalChild(self->ref_, self->opts_.killSignal);
     self->Escalate();
   }
 
   static void OnForceKill(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
-    SignalChild(self->slot_, SIGKILL);
+    SignalChild(self->ref_, SIGKILL);
     if (self->outcome_.timedOut) self->Escalate();
   }
 
@@ -182,13 +278,13 @@ class AsyncChild {
     Escalation phase = Escalation::ForceKilled;
     if (AfterExpiry(phase, self->opts_).wouldntDie) {
       self->outcome_.wouldntDie = true;
-      SignalChild(self->slot_, SIGKILL);
+      SignalChild(self->ref_, SIGKILL);
       // The pidfd goes to the reaper: stop watching it here, but do not close it.
       uv_poll_stop(&self->pidPoll_);
       uv_close(reinterpret_cast<uv_handle_t *>(&self->pidPoll_), OnClosed);
       HandToReaper(self->child_.pid, self->child_.pidfd);
       self->child_.pidfd = -1;
-      self->slot_.pidfd = -1;
+      self->ref_.pidfd = -1;
       self->Finish(false);
     }
   }
@@ -197,7 +293,7 @@ class AsyncChild {
   void Escalate() {
     NextExpiry next = AfterExpiry(phase_, opts_);
     if (next.wouldntDie) return;
-    uv_update_time(timer_.loop);
+    uv_update_time(loop_);
     uv_timer_start(&timer_, next.signal == SIGKILL ? OnForceKill : OnGraceOver, Ms(next.delayMs), 0);
   }
 
@@ -208,23 +304,23 @@ class AsyncChild {
     done_ = true;
     uv_timer_stop(&timer_);  // before the reap: a late kill must not reach a reused pid
     if (exited) {
-      // What the child wrote before exiting is in the pipes; a grandchild may keep them open.
-      DrainStream(1);
+      DrainStream(1);  // what the child wrote before exiting, to the listeners too
       DrainStream(2);
-      pid_t r;
-      do {
-        r = wait4(child_.pid, &outcome_.status, 0, &outcome_.usage);
-      } while (r < 0 && errno == EINTR);
-      outcome_.haveStatus = r == child_.pid;
-      ApplyHelperReport(child_, outcome_);
+      CollectExit(child_, outcome_);
     }
     owner_->live.erase(this);
     Detach();
-    Napi::HandleScope scope(env_);
-    Napi::Float64Array numbers = Napi::Float64Array::New(env_, kRawLength);
-    Napi::Value buffers = Raw(numbers);
+    // Every fd is closed before the callback: the promise it settles runs its reactions before
+    // Call returns, and they must find nothing of this child left open. (The handles finish
+    // closing on a later loop turn; this object lives until then.)
     CloseAll();
-    onDone_.MakeCallback(env_.Global(), {numbers, buffers}, *context_);
+    {
+      JsScope scope(env_);
+      napi_value args[2];
+      if (scope.ok() && Result(args)) onDone_.Call(2, args);
+    }
+    onDone_.Reset();
+    onData_.Reset();
   }
 
   void Detach() {
@@ -247,35 +343,32 @@ class AsyncChild {
 
   static void OnClosed(uv_handle_t *h) {
     AsyncChild *self = static_cast<AsyncChild *>(h->data);
-    if (--self->handles_ == 0) {
-      EnvChildren *owner = self->owner_;
-      bool teardown = owner->tearingDown;
-      delete self;
-      if (teardown && --owner->closing == 0 && owner->hook) {
-        napi_remove_async_cleanup_hook(owner->hook);
-        delete owner;
-      }
-    }
+    if (--self->handles_ > 0) return;
+    EnvChildren *owner = self->owner_;
+    delete self;
+    owner->alive--;
+    owner->MaybeFinishTeardown();
   }
 
-  Napi::Env env_;
+  napi_env env_;
   EnvChildren *owner_;
+  uv_loop_t *loop_ = nullptr;
   LaunchSpec spec_;
   WaitOptions opts_;
   WaitOutcome outcome_;
   Launched child_;
-  AlarmSlot slot_;
+  ChildRef ref_;
+  std::unique_ptr<PathOpener> opener_;
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
   size_t inputOffset_ = 0;
   bool done_ = false;
   bool timerClosed_ = false;
+  bool openPolling_ = false;
   int handles_ = 0;
-  uv_poll_t pidPoll_{}, outPoll_{}, errPoll_{}, inPoll_{};
+  uv_poll_t pidPoll_{}, outPoll_{}, errPoll_{}, inPoll_{}, openPoll_{};
   uv_timer_t timer_{};
-  Napi::Reference<Napi::Buffer<char>> input_;
-  Napi::FunctionReference onDone_, onData_;
-  std::unique_ptr<Napi::AsyncContext> context_;
+  JsCallback onDone_, onData_;
   ChildHandle *handle_ = nullptr;
   Napi::ObjectReference handleRef_;
 };
@@ -284,19 +377,28 @@ class AsyncChild {
 class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "ChildHandle", {InstanceMethod("kill", &ChildHandle::KillMethod)});
+    return DefineClass(env, "ChildHandle", {InstanceMethod("kill", &ChildHandle::KillMethod),
+                                            InstanceAccessor("pid", &ChildHandle::PidGetter, nullptr)});
   }
   ChildHandle(const Napi::CallbackInfo &info) : Napi::ObjectWrap<ChildHandle>(info) {}
   AsyncChild *child = nullptr;  // cleared when the child is done
+  pid_t lastPid = 0;
 
  private:
   Napi::Value KillMethod(const Napi::CallbackInfo &info) {
     int sig = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : SIGKILL;
     return Napi::Boolean::New(info.Env(), child != nullptr && child->Kill(sig));
   }
+  Napi::Value PidGetter(const Napi::CallbackInfo &info) {
+    if (child) lastPid = child->pid();
+    return Napi::Number::New(info.Env(), lastPid);
+  }
 };
 
-void DetachHandle(ChildHandle *handle) { handle->child = nullptr; }
+void DetachHandle(ChildHandle *handle) {
+  if (handle->child) handle->lastPid = handle->child->pid();
+  handle->child = nullptr;
+}
 
 struct AddonData {
   Napi::FunctionReference handleClass;
@@ -307,19 +409,15 @@ void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
   EnvChildren *children = static_cast<EnvChildren *>(arg);
   children->hook = handle;
   children->tearingDown = true;
-  children->closing = children->live.size();
-  if (children->closing == 0) {
-    napi_remove_async_cleanup_hook(handle);
-    delete children;
-    return;
-  }
   std::set<AsyncChild *> live;
   live.swap(children->live);
   for (AsyncChild *c : live) c->Abandon();
+  children->MaybeFinishTeardown();
 }
 
-// spawnAsync(spec, input, onDone(raw), onData(stream, chunk) | null)
-//   -> { handle, pid } while running, or { raw } when the launch failed.
+// spawnAsync(spec, input, onDone(numbers, buffers), onData(stream, chunk) | null)
+//   -> { handle } while running (or opening its { path } targets), or { numbers, buffers } when
+//   the launch failed at once.
 Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   AddonData *data = env.GetInstanceData<AddonData>();
@@ -330,21 +428,20 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   }
   std::unique_ptr<AsyncChild> child(new AsyncChild(env, data->children));
   Napi::Object out = Napi::Object::New(env);
-  Napi::Function onDone = info[2].As<Napi::Function>();
   Napi::Value onData = info.Length() > 3 ? info[3] : env.Null();
-  if (!child->Start(info[0].As<Napi::Object>(), info[1], onDone, onData)) {
-    Napi::Float64Array numbers = Napi::Float64Array::New(env, kRawLength);
-    out.Set("buffers", child->Raw(numbers));
-    out.Set("numbers", numbers);
+  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], onData) == AsyncChild::Started::Failed) {
+    napi_value result[2];
+    if (!child->Result(result)) throw Napi::Error::New(env, "spawnAsync: the result could not be handed over");
+    out.Set("numbers", Napi::Value(env, result[0]));
+    out.Set("buffers", Napi::Value(env, result[1]));
     return out;
   }
+  AsyncChild *running = child.release();  // owned by its uv handles from here on
   Napi::Object handle = data->handleClass.New({});
   ChildHandle *wrapped = ChildHandle::Unwrap(handle);
-  wrapped->child = child.get();
-  child->Attach(wrapped, handle);
+  wrapped->child = running;
+  running->Attach(wrapped, handle);
   out.Set("handle", handle);
-  out.Set("pid", static_cast<double>(child->pid()));
-  child.release();  // owned by its uv handles from here on
   return out;
 }
 

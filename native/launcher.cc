@@ -31,25 +31,36 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-extern char **environ;
-
 namespace th {
 
 const char *StageName(Stage s) {
   switch (s) {
-    case Stage::None: return "none";
-    case Stage::Exec: return "exec";
-    case Stage::Chdir: return "chdir";
-    case Stage::Open: return "open";
-    case Stage::Dup2: return "dup2";
-    case Stage::Setsid: return "setsid";
-    case Stage::Rlimit: return "rlimit";
-    case Stage::Signal: return "signal";
-    case Stage::Pipe: return "pipe";
-    case Stage::Fork: return "fork";
-    case Stage::Spawn: return "spawn";
+#define TH_STAGE_CASE(name, js) \
+  case Stage::name:             \
+    return js;
+    TH_STAGES(TH_STAGE_CASE)
+#undef TH_STAGE_CASE
   }
   return "unknown";
+}
+
+void SignalChild(const ChildRef &child, int sig) {
+  if (child.group) {
+    kill(-child.pid, sig);
+  } else if (child.pidfd >= 0) {
+    // Through the pidfd: even if the child were already reaped, this can't reach a reused pid.
+    syscall(SYS_pidfd_send_signal, child.pidfd, sig, nullptr, 0);
+  } else {
+    kill(child.pid, sig);
+  }
+}
+
+bool Reap(pid_t pid, int &status, struct rusage &usage) {
+  pid_t r;
+  do {
+    r = wait4(pid, &status, 0, &usage);
+  } while (r < 0 && errno == EINTR);
+  return r == pid;
 }
 
 int ExitCodeForSpawnFailure(Stage stage, int err) {
@@ -64,6 +75,14 @@ void CloseFd(int &fd) {
 }
 
 namespace {
+
+// Records a launch failure in `out`; false, so that a step can `return Fail(...)`.
+bool Fail(Launched &out, Stage stage, int err, int detail = -1) {
+  out.stage = stage;
+  out.err = err;
+  out.detail = detail;
+  return false;
+}
 
 // Owns a set of fds for the duration of Launch; whatever is not released is closed.
 struct FdGuard {
@@ -124,12 +143,8 @@ std::vector<std::string> CandidatePaths(const LaunchSpec &spec) {
     return out;
   }
   const char *path = nullptr;
-  if (spec.inheritEnv) {
-    path = getenv("PATH");
-  } else {
-    for (const std::string &kv : spec.env)
-      if (kv.compare(0, 5, "PATH=") == 0) path = kv.c_str() + 5;
-  }
+  for (const std::string &kv : spec.env)
+    if (kv.compare(0, 5, "PATH=") == 0) path = kv.c_str() + 5;
   std::string search = path ? path : "/bin:/usr/bin";
   size_t start = 0;
   for (;;) {
@@ -140,11 +155,6 @@ std::vector<std::string> CandidatePaths(const LaunchSpec &spec) {
     start = colon + 1;
   }
   return out;
-}
-
-int OpenFlagsFor(int target, const StdioSpec &io) {
-  if (target == 0) return O_RDONLY;
-  return O_WRONLY | O_CREAT | (io.append ? O_APPEND : O_TRUNC);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -188,14 +198,18 @@ struct ChildPlan {
 };
 
 // The fixed-size message on the error channel.
+// The fixed-size message on the error channel: a magic, so that anything else the parent could
+// read there (a short write, stray bytes) is told apart from a report.
+constexpr uint32_t kChildReportMagic = 0x54484346;  // "THCF"
 struct ChildReport {
+  uint32_t magic;
   int32_t stage;
   int32_t err;
   int32_t detail;
 };
 
 [[noreturn]] void ChildFail(const ChildPlan *plan, Stage stage, int err, int detail = -1) {
-  ChildReport report{static_cast<int32_t>(stage), err, detail};
+  ChildReport report{kChildReportMagic, static_cast<int32_t>(stage), err, detail};
   ssize_t n;
   do {
     n = write(plan->errFd, &report, sizeof report);
@@ -294,14 +308,12 @@ struct CStrings {
   explicit CStrings(const LaunchSpec &spec) {
     for (const std::string &a : spec.argv) argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
-    if (!spec.inheritEnv) {
-      for (const std::string &kv : spec.env) envp.push_back(const_cast<char *>(kv.c_str()));
-      envp.push_back(nullptr);
-    }
+    for (const std::string &kv : spec.env) envp.push_back(const_cast<char *>(kv.c_str()));
+    envp.push_back(nullptr);
     candidateStore = CandidatePaths(spec);
     for (const std::string &c : candidateStore) candidates.push_back(const_cast<char *>(c.c_str()));
   }
-  char *const *Envp() const { return envp.empty() ? environ : envp.data(); }
+  char *const *Envp() const { return envp.data(); }
 };
 
 // Parent-side fds for the three streams: for Pipe, the child's end; for Fd, the caller's fd
@@ -314,11 +326,7 @@ struct ChildFds {
 
 bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, FdGuard &guard) {
   if (spec.measure) {
-    if (!MakePipe(out.reportR, fds.reportW)) {
-      out.stage = Stage::Pipe;
-      out.err = errno;
-      return false;
-    }
+    if (!MakePipe(out.reportR, fds.reportW)) return Fail(out, Stage::Pipe, errno);
     guard.fds.push_back(&fds.reportW);
     fcntl(out.reportR, F_SETFL, fcntl(out.reportR, F_GETFL) | O_NONBLOCK);
   }
@@ -326,28 +334,19 @@ bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, Fd
     const StdioSpec &io = spec.io[target];
     if (io.kind == StdioKind::Pipe) {
       int r, w;
-      if (!MakePipe(r, w)) {
-        out.stage = Stage::Pipe;
-        out.err = errno;
-        return false;
-      }
+      if (!MakePipe(r, w)) return Fail(out, Stage::Pipe, errno);
       int &parentEnd = target == 0 ? out.stdinW : (target == 1 ? out.stdoutR : out.stderrR);
       parentEnd = target == 0 ? w : r;
       fds.owned[target] = target == 0 ? r : w;
       fds.src[target] = fds.owned[target];
       guard.fds.push_back(&fds.owned[target]);
       fcntl(parentEnd, F_SETFL, fcntl(parentEnd, F_GETFL) | O_NONBLOCK);
-    } else if (io.kind == StdioKind::Fd) {
+    } else if (io.kind == StdioKind::Fd || io.kind == StdioKind::Path) {  // Path: opened already
       if (io.fd >= 3) {
         fds.src[target] = io.fd;
       } else {
         int lifted = fcntl(io.fd, F_DUPFD_CLOEXEC, 3);
-        if (lifted < 0) {
-          out.stage = Stage::Dup2;
-          out.err = errno;
-          out.detail = target;
-          return false;
-        }
+        if (lifted < 0) return Fail(out, Stage::Dup2, errno, target);
         fds.owned[target] = lifted;
         fds.src[target] = lifted;
         guard.fds.push_back(&fds.owned[target]);
@@ -359,28 +358,42 @@ bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, Fd
 
 // ----- posix_spawn path ------------------------------------------------------------------------
 
+// Owns the posix_spawn attribute objects; ok() is false when glibc could not allocate them.
 struct SpawnAttrs {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
+  int err = 0;
+  bool haveActions = false, haveAttr = false;
   SpawnAttrs() {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
+    err = posix_spawn_file_actions_init(&actions);
+    haveActions = err == 0;
+    if (haveActions) {
+      err = posix_spawnattr_init(&attr);
+      haveAttr = err == 0;
+    }
   }
   ~SpawnAttrs() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
+    if (haveActions) posix_spawn_file_actions_destroy(&actions);
+    if (haveAttr) posix_spawnattr_destroy(&attr);
+  }
+  // Records the first failure of a posix_spawn_* call (ENOMEM, or EBADF for a bad fd number).
+  void Check(int rc) {
+    if (rc != 0 && err == 0) err = rc;
   }
 };
 
 // posix_spawn reports a failing file action with the same bare errno as a failing exec, so
 // everything that can fail for a reason other than exec is done here in the parent first: redirect
-// files and /dev/null are opened (relative to the parent's cwd, as on the fork path, where the
-// child opens them before it changes directory; /dev/null here too, or an fd table that is full
-// would come back as "exec: EMFILE"), a stderr merge into a stdout the child will not have is
+// files were opened before Launch (path-open.h), /dev/null is opened here (or an fd table that is
+// full would come back as "exec: EMFILE"), a stderr merge into a stdout the child will not have is
 // refused, and the cwd is opened and checked for search permission. What is left to fail inside
 // posix_spawn is creating the child (EAGAIN: the process table or RLIMIT_NPROC) and exec.
 void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launched &out) {
   SpawnAttrs sa;
+  if (sa.err) {
+    Fail(out, Stage::Spawn, sa.err);
+    return;
+  }
   int opened[3] = {-1, -1, -1};
   int cwdFd = -1;
   FdGuard localGuard;
@@ -392,40 +405,33 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
       case StdioKind::Inherit:
         // dup2(fd, fd) as a file action clears FD_CLOEXEC (glibc >= 2.29): Node opens its own
         // 0-2 close-on-exec. Only for an open fd, or posix_spawn would fail with EBADF.
-        if (fcntl(target, F_GETFD) >= 0) posix_spawn_file_actions_adddup2(&sa.actions, target, target);
+        if (fcntl(target, F_GETFD) >= 0) sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, target, target));
         break;
-
       case StdioKind::Closed:
-        posix_spawn_file_actions_addclose(&sa.actions, target);
+        sa.Check(posix_spawn_file_actions_addclose(&sa.actions, target));
         break;
       case StdioKind::Pipe:
       case StdioKind::Fd:
-        posix_spawn_file_actions_adddup2(&sa.actions, fds.src[target], target);
+      case StdioKind::Path:
+        sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, fds.src[target], target));
         break;
       case StdioKind::Ignore:
-      case StdioKind::Path:
-        opened[target] = io.kind == StdioKind::Ignore
-                             ? open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC)
-                             : open(io.path.c_str(), OpenFlagsFor(target, io) | O_CLOEXEC, 0666);
+        opened[target] = open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
         if (opened[target] < 0 || !LiftAboveStdio(opened[target])) {
-          out.stage = Stage::Open;
-          out.err = errno;
-          out.detail = target;
+          Fail(out, Stage::Open, errno, target);
           return;
         }
-        posix_spawn_file_actions_adddup2(&sa.actions, opened[target], target);
+        sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, opened[target], target));
         break;
       case StdioKind::MergeStdout: {
         // dup2(1, 2) fails with EBADF when the child has no fd 1: stdout closed, or inherited
         // from a parent whose fd 1 is closed. The fork path reports that as dup2; so do we.
         bool noStdout = spec.io[1].kind == StdioKind::Closed || (spec.io[1].kind == StdioKind::Inherit && fcntl(1, F_GETFD) < 0);
         if (noStdout) {
-          out.stage = Stage::Dup2;
-          out.err = EBADF;
-          out.detail = 2;
+          Fail(out, Stage::Dup2, EBADF, 2);
           return;
         }
-        posix_spawn_file_actions_adddup2(&sa.actions, 1, 2);
+        sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, 1, 2));
         break;
       }
     }
@@ -434,14 +440,13 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
   if (spec.hasCwd) {
     cwdFd = open(spec.cwd.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (cwdFd < 0 || faccessat(cwdFd, ".", X_OK, AT_EACCESS) < 0) {
-      out.stage = Stage::Chdir;
-      out.err = errno;
+      Fail(out, Stage::Chdir, errno);
       return;
     }
-    posix_spawn_file_actions_addfchdir_np(&sa.actions, cwdFd);
+    sa.Check(posix_spawn_file_actions_addfchdir_np(&sa.actions, cwdFd));
   }
-  if (fds.reportW >= 0) posix_spawn_file_actions_adddup2(&sa.actions, fds.reportW, kReportFd);  // clears CLOEXEC, even onto itself
-  posix_spawn_file_actions_addclosefrom_np(&sa.actions, fds.reportW >= 0 ? kReportFd + 1 : 3);
+  if (fds.reportW >= 0) sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, fds.reportW, kReportFd));  // clears CLOEXEC, even onto itself
+  sa.Check(posix_spawn_file_actions_addclosefrom_np(&sa.actions, fds.reportW >= 0 ? kReportFd + 1 : 3));
 
   // Every signal to SIG_DFL in the child. sigfillset leaves out glibc's two internal signals
   // (SIGRTMIN-2 and -1, i.e. 32 and 33), and for signals not in the set glibc's child sets those
@@ -453,11 +458,17 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
     all.__val[(sig - 1) / kBits] |= 1UL << ((sig - 1) % kBits);
   }
   sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&sa.attr, &all);
-  posix_spawnattr_setsigmask(&sa.attr, &none);
+  sa.Check(posix_spawnattr_setsigdefault(&sa.attr, &all));
+  sa.Check(posix_spawnattr_setsigmask(&sa.attr, &none));
   short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
   if (spec.setsid) flags |= POSIX_SPAWN_SETSID;
-  posix_spawnattr_setflags(&sa.attr, flags);
+  sa.Check(posix_spawnattr_setflags(&sa.attr, flags));
+  if (sa.err) {
+    // A file action or attribute glibc refused (ENOMEM; EBADF for an fd beyond the table): the
+    // child would not be the one asked for, so none is started.
+    Fail(out, Stage::Spawn, sa.err);
+    return;
+  }
 
   // Walk the candidates as execvp would. A candidate that does not resolve is skipped with the
   // errno the kernel's path walk gave (fstatat walks the same path exec would, relative to the
@@ -483,21 +494,18 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
       if (err == EAGAIN) {
         // Not exec's error but clone's (RLIMIT_NPROC, or the process table is full): no child
         // was created. Reported as the fork path reports its own clone failing.
-        out.stage = Stage::Fork;
-        out.err = err;
+        Fail(out, Stage::Fork, err);
         return;
       }
     }
     if (n == 1 || !ExecErrorContinuesSearch(err)) {
-      out.stage = Stage::Exec;
-      out.err = err;
+      Fail(out, Stage::Exec, err);
       return;
     }
     if (err == EACCES) sawEacces = true;
     last = err;
   }
-  out.stage = Stage::Exec;
-  out.err = sawEacces ? EACCES : last;
+  Fail(out, Stage::Exec, sawEacces ? EACCES : last);
 }
 
 // ----- fork path -------------------------------------------------------------------------------
@@ -507,8 +515,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   FdGuard errGuard;
   errGuard.fds = {&errRead, &errWrite};
   if (!MakePipe(errRead, errWrite, kReportFd + 1)) {
-    out.stage = Stage::Pipe;
-    out.err = errno;
+    Fail(out, Stage::Pipe, errno);
     return;
   }
 
@@ -538,13 +545,9 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
       case StdioKind::Closed: cio.action = IoAction::Close; break;
       case StdioKind::Pipe:
       case StdioKind::Fd:
+      case StdioKind::Path:
         cio.action = IoAction::Dup2;
         cio.fd = fds.src[target];
-        break;
-      case StdioKind::Path:
-        cio.action = IoAction::Open;
-        cio.path = io.path.c_str();
-        cio.flags = OpenFlagsFor(target, io);
         break;
       case StdioKind::MergeStdout: cio.action = IoAction::MergeStdout; break;
     }
@@ -574,8 +577,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   int cloneErr = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
-    out.stage = Stage::Fork;
-    out.err = cloneErr;
+    Fail(out, Stage::Fork, cloneErr);
     return;
   }
   out.pid = pid;
@@ -590,24 +592,31 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   do {
     got = read(errRead, &report, sizeof report);
   } while (got < 0 && errno == EINTR);
-  if (got == static_cast<ssize_t>(sizeof report)) {
-    out.stage = static_cast<Stage>(report.stage);
-    out.err = report.err;
-    out.detail = report.detail;
-    pid_t r;
-    do {
-      r = wait4(pid, &out.status, 0, &out.usage);
-    } while (r < 0 && errno == EINTR);
-    out.reaped = true;
+  if (got == 0) return;  // exec succeeded
+  bool valid = got == static_cast<ssize_t>(sizeof report) && report.magic == kChildReportMagic &&
+               report.stage > static_cast<int32_t>(Stage::None) && report.stage < kStageCount;
+  if (valid) {
+    Fail(out, static_cast<Stage>(report.stage), report.err, report.detail);
+  } else {
+    // A read error or a short or garbled report: what the child did is unknown, so it is not
+    // left to run. Reported as the parent failing to track it.
+    Fail(out, Stage::Spawn, got < 0 ? errno : EPROTO);
+    kill(pid, SIGKILL);
   }
+  Reap(pid, out.status, out.usage);
+  out.reaped = true;
 }
 
 }  // namespace
 
+bool UsesForkPath(const LaunchSpec &spec) {
+  return spec.launcher == LauncherChoice::Fork ||
+         (spec.launcher == LauncherChoice::Auto && (spec.setsid || !spec.rlimits.empty()));
+}
+
 Launched Launch(const LaunchSpec &spec) {
   Launched out;
-  out.usedFork = spec.launcher == LauncherChoice::Fork ||
-                 (spec.launcher == LauncherChoice::Auto && (spec.setsid || !spec.rlimits.empty()));
+  out.usedFork = UsesForkPath(spec);
   {
     ChildFds fds;
     FdGuard guard;  // the child's pipe ends and lifted fds: closed once the child has its copies
@@ -623,13 +632,9 @@ Launched Launch(const LaunchSpec &spec) {
     out.pidfd = PidfdOpen(out.pid);
     if (out.pidfd < 0) {
       // Without a pidfd the child cannot be waited for safely: end it now rather than lose it.
-      out.stage = Stage::Spawn;
-      out.err = errno;
+      Fail(out, Stage::Spawn, errno);
       kill(out.pid, SIGKILL);
-      pid_t r;
-      do {
-        r = wait4(out.pid, &out.status, 0, &out.usage);
-      } while (r < 0 && errno == EINTR);
+      Reap(out.pid, out.status, out.usage);
       out.reaped = true;
     }
   }

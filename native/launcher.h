@@ -10,15 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "boundary.h"
 #include "helper-report.h"
 
 namespace th {
 
-enum class StdioKind : int { Inherit, Ignore, Closed, Fd, Path, Pipe, MergeStdout };
-
 struct StdioSpec {
   StdioKind kind = StdioKind::Inherit;
-  int fd = -1;       // StdioKind::Fd
+  int fd = -1;       // StdioKind::Fd: the caller's fd; StdioKind::Path: the file, opened (path-open.h)
   std::string path;  // StdioKind::Path
   bool append = false;
 };
@@ -29,20 +28,10 @@ struct RlimitSetting {
   rlim_t hard;
 };
 
-enum class LauncherChoice : int { Auto, PosixSpawn, Fork };
-
-// Which step of starting the child failed. The order is part of the wire format of the error
-// channel (the child writes the number), so append only.
-enum class Stage : int32_t {
-  None = 0, Exec, Chdir, Open, Dup2, Setsid, Rlimit, Signal, Pipe, Fork, Spawn,
-};
-const char *StageName(Stage s);
-
 struct LaunchSpec {
   std::string file;
   std::vector<std::string> argv;  // argv[0] included
-  bool inheritEnv = true;         // use `environ` as it is
-  std::vector<std::string> env;   // "K=V", when !inheritEnv
+  std::vector<std::string> env;   // "K=V": the child's whole environment
   bool hasCwd = false;
   std::string cwd;
   StdioSpec io[3];
@@ -79,8 +68,26 @@ struct Launched {
   struct rusage usage {};
 };
 
-// Starts the child. Never throws; failures come back in Launched::stage/err.
+// Starts the child. Never throws; failures come back in Launched::stage/err. { path } targets
+// must have been opened already (spec.io[i].fd, see path-open.h); Launch does not close them.
 Launched Launch(const LaunchSpec &spec);
+
+// Whether Launch takes the fork path for this spec (asked for, or setsid/rlimits need it).
+bool UsesForkPath(const LaunchSpec &spec);
+
+// A running child as the code that signals it sees it.
+struct ChildRef {
+  pid_t pid = 0;
+  int pidfd = -1;
+  bool group = false;  // setsid: signals go to its whole process group
+};
+
+// Sends sig to the child (through its pidfd, so never to a reused pid) or to its process group.
+// Async-signal-safe.
+void SignalChild(const ChildRef &child, int sig);
+
+// Reaps pid with wait4, retrying on EINTR; false when there was nothing to reap.
+bool Reap(pid_t pid, int &status, struct rusage &usage);
 
 // Wait status the fork path's child exits with when it fails before exec: shell-compatible,
 // 127 for a program that was not found, 126 for everything else.

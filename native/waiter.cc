@@ -18,6 +18,7 @@
 
 #include "alarm.h"
 #include "helper-report.h"
+#include "launcher.h"
 
 namespace th {
 
@@ -112,102 +113,77 @@ NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
   return {true, 0, 0};
 }
 
-namespace {
-
-void ReapBlocking(pid_t pid, WaitOutcome &outcome) {
-  pid_t r;
-  do {
-    r = wait4(pid, &outcome.status, 0, &outcome.usage);
-  } while (r < 0 && errno == EINTR);
-  outcome.haveStatus = r == pid;
+void CollectExit(Launched &child, WaitOutcome &outcome) {
+  if (child.stdoutR >= 0) Drain(child.stdoutR, outcome.out);
+  if (child.stderrR >= 0) Drain(child.stderrR, outcome.err);
+  outcome.haveStatus = Reap(child.pid, outcome.status, outcome.usage);
+  ApplyHelperReport(child, outcome);
 }
 
-}  // namespace
-
-void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome) {
-  AlarmSlot slot;
-  slot.pid = child.pid;
-  slot.pidfd = child.pidfd;
-  slot.group = opts.group;
-
-  std::unique_ptr<AlarmTimer> timer;
-  if (opts.timeoutMs > 0) {
-    timer.reset(new AlarmTimer(&slot));
-    if (!timer->ok() || !timer->Arm(opts.timeoutMs, opts.killSignal)) {
-      outcome.timerError = timer->ok() ? errno : timer->error();
-      timer.reset();
-      SignalChild(slot, SIGKILL);
-    }
-  }
-  if (child.stdinW >= 0 && opts.inputLen == 0) CloseFd(child.stdinW);
+void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitOutcome &outcome) {
+  ChildRef ref{child.pid, child.pidfd, opts.group};
+  if (child.stdinW >= 0 && opts.input.empty()) CloseFd(child.stdinW);
 
   if (child.pidfd < 0) {
-    // Nothing to drain and no deadline: block in wait4, as the seed does.
-    ReapBlocking(child.pid, outcome);
-    ApplyHelperReport(child, outcome);
+    // Nothing to drain and no deadline: block in wait4, as the contract's harness does.
+    CollectExit(child, outcome);
     return;
   }
 
   Escalation phase = Escalation::Running;
-  int seenExpiries = 0;
+  int pendingSignal = timer ? opts.killSignal : 0;  // what the next expiry sends
   size_t inputOffset = 0;
   bool exited = false;
 
   while (!exited) {
-    if (timer && slot.expiries != seenExpiries) {
-      // The handler has already sent this expiry's signal; arm the next step.
-      seenExpiries = slot.expiries;
+    struct pollfd fds[5];
+    int n = 0;
+    fds[n++] = {child.pidfd, POLLIN, 0};
+    int inIdx = -1, outIdx = -1, errIdx = -1, alarmIdx = -1;
+    if (child.stdinW >= 0) inIdx = n, fds[n++] = {child.stdinW, POLLOUT, 0};
+    if (child.stdoutR >= 0) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
+    if (child.stderrR >= 0) errIdx = n, fds[n++] = {child.stderrR, POLLIN, 0};
+    if (timer && timer->fd() >= 0) alarmIdx = n, fds[n++] = {timer->fd(), POLLIN, 0};
+
+    // The blocking call the alarm interrupts (the contract's wait4; here poll, because the pipes
+    // must be drained while the child runs or a chatty child deadlocks on a full pipe).
+    int rc = poll(fds, static_cast<nfds_t>(n), timer ? timer->PollTimeoutMs() : -1);
+    if (rc < 0 && errno != EINTR) {
+      SignalChild(ref, SIGKILL);  // cannot wait properly: do not leave it running
+      break;
+    }
+    if (rc > 0) {
+      if (inIdx >= 0 && fds[inIdx].revents && PumpInput(child.stdinW, opts.input.data(), opts.input.size(), inputOffset))
+        CloseFd(child.stdinW);
+      if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof)
+        CloseFd(child.stdoutR);
+      if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof)
+        CloseFd(child.stderrR);
+      if (fds[0].revents) exited = true;
+    }
+    if (exited || !timer) continue;
+    bool due = rc == 0 || (alarmIdx >= 0 && fds[alarmIdx].revents) || timer->PollTimeoutMs() == 0;
+    if (due && timer->TakeExpiry()) {
+      // An expiry: send what it was armed for, then arm the next step of the escalation.
       outcome.timedOut = true;
+      if (pendingSignal) SignalChild(ref, pendingSignal);
       NextExpiry next = AfterExpiry(phase, opts);
       if (next.wouldntDie) {
         outcome.wouldntDie = true;
         break;
       }
-      timer->Arm(next.delayMs, next.signal);
+      pendingSignal = next.signal;
+      timer->Arm(next.delayMs);
     }
-
-    struct pollfd fds[4];
-    int n = 0;
-    fds[n++] = {child.pidfd, POLLIN, 0};
-    int inIdx = -1, outIdx = -1, errIdx = -1;
-    if (child.stdinW >= 0) inIdx = n, fds[n++] = {child.stdinW, POLLOUT, 0};
-    if (child.stdoutR >= 0) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
-    if (child.stderrR >= 0) errIdx = n, fds[n++] = {child.stderrR, POLLIN, 0};
-
-    // The blocking call the alarm interrupts (the seed's wait4; here poll, because the pipes
-    // must be drained while the child runs or a chatty child deadlocks on a full pipe).
-    int rc = poll(fds, static_cast<nfds_t>(n), -1);
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      SignalChild(slot, SIGKILL);  // cannot wait properly: do not leave it running
-      break;
-    }
-    if (inIdx >= 0 && fds[inIdx].revents && PumpInput(child.stdinW, opts.input, opts.inputLen, inputOffset))
-      CloseFd(child.stdinW);
-    if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof)
-      CloseFd(child.stdoutR);
-    if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof)
-      CloseFd(child.stderrR);
-    if (fds[0].revents) exited = true;
   }
 
-  // Disarm before reaping: once reaped, the pid (and a setsid child's process group id) could be
-  // reused, and a late expiry must not signal a stranger.
-  if (timer) timer->Disarm();
-
   if (outcome.wouldntDie) {
-    SignalChild(slot, SIGKILL);
+    SignalChild(ref, SIGKILL);
     HandToReaper(child.pid, child.pidfd);
     child.pidfd = -1;
   } else {
-    // Everything the child wrote before exiting is in the pipes now. Take it, but do not wait
-    // for EOF: a grandchild may hold the write end open for as long as it likes.
-    if (child.stdoutR >= 0) Drain(child.stdoutR, outcome.out);
-    if (child.stderrR >= 0) Drain(child.stderrR, outcome.err);
-    ReapBlocking(child.pid, outcome);
-    ApplyHelperReport(child, outcome);
+    CollectExit(child, outcome);
   }
-  timer.reset();
   CloseFd(child.stdinW);
   CloseFd(child.stdoutR);
   CloseFd(child.stderrR);

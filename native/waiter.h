@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "launcher.h"
 
@@ -40,8 +41,9 @@ struct WaitOptions {
   double forceKillAfterMs = 0; // 0: no escalation
   double graceMs = 5000;       // reap grace after the kill
   bool group = false;          // signals go to the process group (setsid)
-  const char *input = nullptr;
-  size_t inputLen = 0;
+  // Bytes for the child's stdin pipe: the addon's own copy, so nothing JavaScript does to the
+  // caller's buffer (detaching it, writing to it from another thread) can reach the child.
+  std::string input;
 };
 
 struct WaitOutcome {
@@ -70,8 +72,15 @@ NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 // report; an exec failure it reports becomes the launch's failure. Closes child.reportR.
 void ApplyHelperReport(Launched &child, WaitOutcome &outcome);
 
-// Runs the wait loop on the calling thread. Takes over (and closes) child's fds.
-void WaitSync(Launched &child, const WaitOptions &opts, WaitOutcome &outcome);
+// The end of every wait, sync or async: what the child wrote before exiting is taken from the
+// pipes (without waiting for EOF: a grandchild may hold them open), the child is reaped with
+// wait4 for its status and rusage, and a measured child's own figures replace the helper's.
+void CollectExit(Launched &child, WaitOutcome &outcome);
+
+// Runs the wait loop on the calling thread. Takes over (and closes) child's fds. `timer`, when
+// the wait has a deadline, was created (and armed for it) by the caller on this thread.
+class AlarmTimer;
+void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitOutcome &outcome);
 
 // Reaps wait4(pid) for a child that wouldn't die in time, on a background thread, once it
 // finally exits, so no zombie is left. Takes ownership of pidfd.

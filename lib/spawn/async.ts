@@ -7,8 +7,8 @@ import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
 
 export interface ChildProcess {
-  /** 0 when the launch failed (the result says why). */
-  pid: number
+  /** 0 when the launch failed (the result says why), and while { path } targets are still being opened. */
+  readonly pid: number
   result: Promise<ChildResult>
   /** Sends `signal` (default: the spec's killSignal, SIGKILL) to the child, or its whole group with
    * setsid; SIGKILL follows after forceKillAfterDelay when the signal is gentler. False once it has ended. */
@@ -26,7 +26,7 @@ function killAllOnExit() {
 }
 
 interface Started {
-  pid: number
+  readonly pid: number
   result: Promise<ChildResult>
   kill(signal?: string | number): boolean
 }
@@ -36,58 +36,86 @@ interface Streams {
   stderr: Readable
 }
 
+// The EventTarget methods themselves, not whatever the signal object has under those names: the
+// signal passed normalize's brand check, and nothing it owns can run here.
+const addListener = EventTarget.prototype.addEventListener
+const removeListener = EventTarget.prototype.removeEventListener
+
 // `streams`: fed as output arrives (startChild). spawnChild has none to show and passes null: each
 // chunk would otherwise be copied into a Readable nobody reads, doubling the memory a capture
 // takes until the result is collected.
 function start(spec: ChildSpec, streams: Streams | null): Started {
   const normalized: NormalizedSpec = normalizeSpec(spec, 'async')
+  const signal = normalized.signal
   let aborted = false
   let resolve!: (r: ChildResult) => void
-  const result = new Promise<ChildResult>(r => { resolve = r })
+  let reject!: (e: unknown) => void
+  const result = new Promise<ChildResult>((res, rej) => { resolve = res; reject = rej })
 
   const onData = streams && ((stream: 1 | 2, chunk: Buffer) => { (stream === 1 ? streams.stdout : streams.stderr).push(chunk) })
   let handle: NativeChildHandle | null = null
-  const finish = (numbers: Float64Array, buffers: NativeBuffers) => {
-    if (handle) running.delete(handle)
-    normalized.signal?.removeEventListener('abort', onAbort)
-    streams?.stdout.push(null)
-    streams?.stderr.push(null)
-    resolve(buildResult(numbers, buffers, normalized, aborted))
-  }
   const killSignal = normalized.native.killSignal
+  // Set before the kill: a child still opening its { path } targets settles inside kill().
   const onAbort = () => {
-    if (handle?.kill(killSignal)) aborted = true
+    aborted = true
+    if (!handle?.kill(killSignal)) aborted = false
+  }
+  // Called by the addon once, when the child has been reaped (or never started). Whatever throws
+  // here rejects this child's promise; a throwing stream listener is the caller's uncaught
+  // exception (the addon raises it), and the result still arrives.
+  const finish = (numbers: Float64Array, buffers: NativeBuffers) => {
+    try {
+      if (handle) running.delete(handle)
+      if (signal) removeListener.call(signal, 'abort', onAbort)
+      resolve(buildResult(numbers, buffers, normalized, aborted))
+    } catch (err) {
+      reject(err)
+    } finally {
+      streams?.stdout.push(null)
+      streams?.stderr.push(null)
+    }
   }
 
-  const outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData)
+  // Everything that can throw is done before the child exists.
+  const alreadyAborted = signal !== null && signal.aborted
+  if (signal && !alreadyAborted) addListener.call(signal, 'abort', onAbort, { once: true })
+  let outcome
+  try {
+    outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData)
+  } catch (err) {
+    if (signal) removeListener.call(signal, 'abort', onAbort)
+    throw err
+  }
   if ('numbers' in outcome) {
     finish(outcome.numbers, outcome.buffers)
     return { pid: 0, result, kill: () => false }
   }
-  handle = outcome.handle
+  const h = (handle = outcome.handle)
   if (normalized.killOnExit) {
-    running.add(handle)
+    running.add(h)
     if (!exitHookInstalled) {
       exitHookInstalled = true
       process.on('exit', killAllOnExit)
     }
   }
-  if (normalized.signal) {
-    if (normalized.signal.aborted) onAbort()
-    else normalized.signal.addEventListener('abort', onAbort, { once: true })
-  }
-  const h = handle
+  if (alreadyAborted) onAbort()
   return {
-    pid: outcome.pid,
+    get pid() { return h.pid },
     result,
-    kill: (signal?: string | number) => h.kill(signal === undefined ? killSignal : normalizeSignal('signal', signal, killSignal)),
+    kill: (sig?: string | number) => h.kill(sig === undefined ? killSignal : normalizeSignal('signal', sig, killSignal)),
   }
 }
 
 /** Starts a child and returns a handle: pid, result promise, kill(), and live output streams. */
 export function startChild(spec: ChildSpec): ChildProcess {
   const streams: Streams = { stdout: new Readable({ read() {} }), stderr: new Readable({ read() {} }) }
-  return { ...start(spec, streams), ...streams }
+  const started = start(spec, streams)
+  return {
+    get pid() { return started.pid },
+    result: started.result,
+    kill: started.kill,
+    ...streams,
+  }
 }
 
 /** Runs a child to completion without blocking the event loop. */

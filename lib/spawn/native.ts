@@ -6,34 +6,36 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The stdio kinds, numbered as native/launcher.h's StdioKind. */
-export const StdioKind = { Inherit: 0, Ignore: 1, Closed: 2, Fd: 3, Path: 4, Pipe: 5, MergeStdout: 6 } as const
-export type StdioKindValue = (typeof StdioKind)[keyof typeof StdioKind]
+export interface NativeStdio { kind: number; fd?: number; path?: string; append?: boolean }
 
-export interface NativeStdio { kind: StdioKindValue; fd?: number; path?: string; append?: boolean }
-
-/** The spec as native/addon.cc reads it. */
+/** The spec as native/spec.cc reads it: every decision made (normalize.ts), only values left. */
 export interface NativeSpec {
+  /** The program exec'd: the target, or the measuring helper when `measure`. */
   file: string
   argv: string[]
+  /** The child's whole environment; null: this process's, copied by the addon under Node's lock. */
   env: string[] | null
   cwd: string | null
   stdio: [NativeStdio, NativeStdio, NativeStdio]
   setsid: boolean
   deathSignal: boolean
   rlimits: Array<[number, number, number]>
-  launcher: 0 | 1 | 2
+  launcher: number
   timeout: number
   killSignal: number
   forceKillAfterDelay: number
   graceTimeout: number
   maxBuffer: number
-  /** measure: the path of the measuring helper, which runs `file`. */
-  helper: string | null
+  /** `file` is the measuring helper; the child gets its report pipe. */
+  measure: boolean
+  /** Open a pidfd for the child (to poll for its exit or signal it safely). */
+  pidfd: boolean
 }
 
 export interface NativeChildHandle {
   kill(signal: number): boolean
+  /** 0 until the child exists (its { path } targets are opened first). */
+  readonly pid: number
 }
 
 /** A run's captured output: [stdout, stderr], or null when nothing was captured. */
@@ -41,19 +43,20 @@ export type NativeBuffers = [Buffer, Buffer] | null
 
 export type SpawnAsyncOutcome =
   | { numbers: Float64Array; buffers: NativeBuffers }
-  | { handle: NativeChildHandle; pid: number }
+  | { handle: NativeChildHandle }
 
 export interface NativeAddon {
   /** Runs to completion; writes the run's numbers into `numbers` (slots: RAW; decoded by result.ts). */
-  spawnSync(spec: NativeSpec, input: Buffer | null, numbers: Float64Array): NativeBuffers
+  /** Runs to completion; writes the run's numbers into `numbers` (layout.slots, then layout.rusage). */
+  spawnSync(spec: NativeSpec, input: ArrayBufferView | null, numbers: Float64Array): NativeBuffers
   spawnAsync(
-    spec: NativeSpec, input: Buffer | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
+    spec: NativeSpec, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
     onData: ((stream: 1 | 2, chunk: Buffer) => void) | null,
   ): SpawnAsyncOutcome
-  /** Stage names by number (native/launcher.h's Stage). */
-  stages: string[]
-  /** Slots in a run's numbers (native/addon.h's RawSlot). */
-  rawLength: number
+  /** native/boundary.h's lists, by name, in their order. */
+  layout: { slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; length: number }
+  /** Whether the addon copies the inherited environment under Node's own lock (native/environ.h). */
+  envLock: boolean
   errnoInfo(errno: number): [string, string]
   signals: Array<[number, string, string]>
   rlimits: Record<string, number>
@@ -68,15 +71,41 @@ const addonPath = override ? path.resolve(override) : load.resolve(packageRoot)
 
 export const native: NativeAddon = override ? (require(addonPath) as NativeAddon) : load(packageRoot)
 
-/** The slots of a run's numbers, as native/addon.h's RawSlot numbers them. */
-export const RAW = {
-  pid: 0, fork: 1, status: 2, timedOut: 3, wouldntDie: 4, stage: 5, errno: 6, detail: 7,
-  stdoutTruncated: 8, stderrTruncated: 9, durationMs: 10, rusage: 11,
-} as const
+// The numbering of the boundary, built from the names the addon declares (native/boundary.h):
+// each name this side uses must be there, or the load fails here rather than decoding wrongly.
+function numbering<const N extends string>(list: string, names: readonly N[]): Record<N, number> {
+  const declared = native.layout[list as keyof NativeAddon['layout']] as string[]
+  const out = {} as Record<N, number>
+  for (const name of names) {
+    const index = declared.indexOf(name)
+    if (index < 0) throw new Error(`tileharness: the addon (${addonPath}) declares no ${list} '${name}': rebuild it`)
+    out[name] = index
+  }
+  if (declared.length !== names.length) throw new Error(`tileharness: the addon (${addonPath}) declares ${declared.length} ${list}, this package ${names.length}: rebuild it`)
+  return out
+}
+
+/** Where each fact of a run sits in its numbers. */
+export const RAW = numbering('slots', [
+  'pid', 'fork', 'status', 'timedOut', 'wouldntDie', 'stage', 'errnum', 'detail', 'stdoutTruncated', 'stderrTruncated', 'durationMs',
+] as const)
+/** Where each rusage field sits in a run's numbers (after the slots). */
+export const RUSAGE = Object.fromEntries(Object.entries(numbering('rusage', [
+  'userCPUTime', 'systemCPUTime', 'maxRSS', 'sharedMemorySize', 'unsharedDataSize', 'unsharedStackSize', 'minorPageFault',
+  'majorPageFault', 'swappedOut', 'fsRead', 'fsWrite', 'ipcSent', 'ipcReceived', 'signalsCount', 'voluntaryContextSwitches',
+  'involuntaryContextSwitches',
+] as const)).map(([name, index]) => [name, native.layout.slots.length + index])) as Record<keyof ResourceUsageFields, number>
+type ResourceUsageFields = import('./types.js').ChildResult['rusage']
+/** The stdio kinds, numbered as the addon numbers them. */
+export const StdioKind = numbering('stdioKinds', ['inherit', 'ignore', 'closed', 'fd', 'path', 'pipe', 'mergeStdout'] as const)
+/** The launch paths, numbered as the addon numbers them. */
+export const LauncherChoice = numbering('launchers', ['auto', 'posix_spawn', 'fork'] as const)
+/** Stage names by number. */
+export const STAGES = native.layout.stages
 
 /** A typed array to receive one run's numbers. */
 export function rawNumbers(): Float64Array {
-  return new Float64Array(native.rawLength)
+  return new Float64Array(native.layout.length)
 }
 
 /** The measuring helper executable (native/exec-helper.c), built and shipped beside the addon. */

@@ -1,9 +1,11 @@
 // ChildSpec validation and normalization: the one place options are checked and defaulted.
 // Everything the native side needs is converted here; the addon trusts this shape.
+import { constants as bufferConstants } from 'node:buffer'
 import fs from 'node:fs'
+import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
 import { badFd, incompatible, invalidType, invalidValue, outOfRange } from './errors.js'
-import { helperPath, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
+import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { signalNumber, signalName } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
 
@@ -24,7 +26,8 @@ const KNOWN_KEYS = new Set([
 
 export interface NormalizedSpec {
   native: NativeSpec
-  input: Buffer | null
+  /** The caller's bytes as they are: the addon copies them before the call returns. */
+  input: ArrayBufferView | null
   killOnExit: boolean
   signal: AbortSignal | null
   /** Kept for messages: what the caller named. */
@@ -67,17 +70,17 @@ function pathTarget(field: string, value: Record<string, unknown>, output: boole
   for (const key of Object.keys(value)) {
     if (key !== 'path' && !(output && key === 'append')) throw invalidValue(`${field}.${key}`, 'is not a known option')
   }
-  return { kind: StdioKind.Path, path, append: value.append === true }
+  return { kind: StdioKind.path, path, append: value.append === true }
 }
 
 function stdinTarget(value: unknown): NativeStdio {
   switch (value) {
     case undefined:
-    case 'ignore': return { kind: StdioKind.Ignore }
-    case 'closed': return { kind: StdioKind.Closed }
-    case 'inherit': return { kind: StdioKind.Inherit }
+    case 'ignore': return { kind: StdioKind.ignore }
+    case 'closed': return { kind: StdioKind.closed }
+    case 'inherit': return { kind: StdioKind.inherit }
   }
-  if (typeof value === 'number') return { kind: StdioKind.Fd, fd: fdNumber('stdin', value) }
+  if (typeof value === 'number') return { kind: StdioKind.fd, fd: fdNumber('stdin', value) }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return pathTarget('stdin', value as Record<string, unknown>, false)
   }
@@ -87,13 +90,13 @@ function stdinTarget(value: unknown): NativeStdio {
 function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
   switch (value) {
     case undefined:
-    case 'pipe': return { kind: StdioKind.Pipe }
-    case 'ignore': return { kind: StdioKind.Ignore }
-    case 'inherit': return { kind: StdioKind.Inherit }
-    case 'closed': return { kind: StdioKind.Closed }
+    case 'pipe': return { kind: StdioKind.pipe }
+    case 'ignore': return { kind: StdioKind.ignore }
+    case 'inherit': return { kind: StdioKind.inherit }
+    case 'closed': return { kind: StdioKind.closed }
   }
-  if (field === 'stderr' && value === 'stdout') return { kind: StdioKind.MergeStdout }
-  if (typeof value === 'number') return { kind: StdioKind.Fd, fd: fdNumber(field, value) }
+  if (field === 'stderr' && value === 'stdout') return { kind: StdioKind.mergeStdout }
+  if (typeof value === 'number') return { kind: StdioKind.fd, fd: fdNumber(field, value) }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return pathTarget(field, value as Record<string, unknown>, true)
   }
@@ -103,9 +106,12 @@ function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
 
 function environment(value: unknown): string[] | null {
   if (value === undefined) {
-    // The main thread's process.env is the C environment itself: let the addon pass `environ`.
-    // A worker's process.env is its own copy, so it is converted like a caller's object.
-    return isMainThread ? null : environment({ ...process.env })
+    // The main thread's process.env is the C environment itself: the addon copies it under
+    // Node's own lock (native/environ.h), as Node does before it spawns. A worker's process.env is
+    // its own copy (or, with SHARE_ENV, changed under that same lock by every reader and writer),
+    // so it is converted like a caller's object; so is the main thread's where the addon cannot
+    // take the lock.
+    return isMainThread && native.envLock ? null : environment({ ...process.env })
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidType('env', 'an object', value)
   const out: string[] = []
@@ -151,6 +157,20 @@ function resourceLimits(value: unknown): Array<[number, number, number]> {
   return out
 }
 
+// An AbortSignal, checked by its brand rather than its prototype chain: a look-alike
+// (Object.create(AbortSignal.prototype)), a Proxy or an object whose getters throw is refused here,
+// before any child starts, and later code can rely on the real thing's behaviour.
+const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!
+function abortSignal(value: unknown): AbortSignal {
+  if (value === null || typeof value !== 'object' || types.isProxy(value)) throw invalidType('signal', 'an AbortSignal', value)
+  try {
+    abortedGetter.call(value)
+  } catch {
+    throw invalidType('signal', 'an AbortSignal', value)
+  }
+  return value as AbortSignal
+}
+
 /** A signal given by name ('SIGTERM', 'TERM') or number, as its number. */
 export function normalizeSignal(field: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback
@@ -184,14 +204,14 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
     if (cwd === '') throw invalidValue('cwd', 'must not be empty')
   }
 
-  let input: Buffer | null = null
+  let input: ArrayBufferView | null = null
   if (spec.input !== undefined) {
     if (typeof spec.input === 'string') input = Buffer.from(spec.input)
-    else if (spec.input instanceof Uint8Array) input = Buffer.from(spec.input.buffer, spec.input.byteOffset, spec.input.byteLength)
+    else if (spec.input instanceof Uint8Array && !types.isProxy(spec.input)) input = spec.input
     else throw invalidType('input', 'a string or Uint8Array', spec.input)
     if (spec.stdin !== undefined) throw incompatible('input', 'stdin', 'input is fed to the child through a stdin pipe')
   }
-  const stdin: NativeStdio = input ? { kind: StdioKind.Pipe } : stdinTarget(spec.stdin)
+  const stdin: NativeStdio = input ? { kind: StdioKind.pipe } : stdinTarget(spec.stdin)
   const stdout = outputTarget('stdout', spec.stdout)
   const stderr = outputTarget('stderr', spec.stderr)
 
@@ -212,15 +232,17 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
     }
     maxBuffer = spec.maxBuffer
   }
+  // No Buffer can hold more than this: past it the output is read, dropped and flagged truncated.
+  maxBuffer = Math.min(maxBuffer, bufferConstants.MAX_LENGTH)
 
-  let launcher: 0 | 1 | 2
+  let launcher: number
   switch (spec.launcher) {
-    case undefined: case 'auto': launcher = 0; break
-    case 'posix_spawn': launcher = 1; break
-    case 'fork': launcher = 2; break
+    case undefined: case 'auto': launcher = LauncherChoice.auto; break
+    case 'posix_spawn': launcher = LauncherChoice.posix_spawn; break
+    case 'fork': launcher = LauncherChoice.fork; break
     default: throw invalidValue('launcher', `must be 'auto', 'posix_spawn' or 'fork' (received ${JSON.stringify(spec.launcher) ?? typeof spec.launcher})`)
   }
-  if (launcher === 1 && rlimits.length > 0) {
+  if (launcher === LauncherChoice.posix_spawn && rlimits.length > 0) {
     throw incompatible("launcher 'posix_spawn'", 'rlimits', "posix_spawn cannot set resource limits in the child; use 'fork' or 'auto'")
   }
 
@@ -231,25 +253,24 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
   let signal: AbortSignal | null = null
   if (spec.signal !== undefined) {
     if (api === 'sync') throw invalidValue('signal', 'is for spawnChild and startChild: spawnChildSync cannot be cancelled')
-    if (!(spec.signal instanceof AbortSignal)) throw invalidType('signal', 'an AbortSignal', spec.signal)
-    signal = spec.signal
+    signal = abortSignal(spec.signal)
   }
 
   if (spec.measure !== undefined && typeof spec.measure !== 'boolean') throw invalidType('measure', 'a boolean', spec.measure)
-  let helper: string | null = null
-  if (spec.measure === true) {
-    if (!helperFound && !(helperFound = fs.existsSync(helperPath))) {
-      throw Object.assign(new Error(`measure: the measuring helper is missing (${helperPath}); rebuild the addon`), { code: 'ERR_HELPER_MISSING' })
-    }
-    helper = helperPath
+  const measure = spec.measure === true
+  if (measure && !helperFound && !(helperFound = fs.existsSync(helperPath))) {
+    throw Object.assign(new Error(`measure: the measuring helper is missing (${helperPath}); rebuild the addon`), { code: 'ERR_HELPER_MISSING' })
   }
+  const environ = environment(spec.env)
 
-  const path = (s: NativeStdio) => (s.kind === StdioKind.Path ? s.path! : null)
+  const path = (s: NativeStdio) => (s.kind === StdioKind.path ? s.path! : null)
+  const piped = (s: NativeStdio) => s.kind === StdioKind.pipe
   return {
     native: {
-      file,
-      argv,
-      env: environment(spec.env),
+      // measure: the helper runs, and runs `file` (looked up on the child's PATH by the helper).
+      file: measure ? helperPath : file,
+      argv: measure ? [helperPath, file, ...argv] : argv,
+      env: environ,
       cwd,
       stdio: [stdin, stdout, stderr],
       setsid,
@@ -261,7 +282,10 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
       forceKillAfterDelay,
       graceTimeout,
       maxBuffer,
-      helper,
+      measure,
+      // The async waiter always watches a pidfd; the sync one needs it to poll for the exit while
+      // pipes drain, or to signal safely at a deadline; without either it blocks in wait4.
+      pidfd: api === 'async' || timeout > 0 || piped(stdin) || piped(stdout) || piped(stderr),
     },
     input,
     killOnExit,

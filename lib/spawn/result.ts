@@ -3,7 +3,7 @@
 // and the spawn-failure stage, here and nowhere else. One pass straight from the numbers: right
 // after a child has run on this CPU the caches are cold, and every object and step in between
 // showed up in the per-spawn cost (scripts/bench).
-import { native, RAW, type NativeBuffers } from './native.js'
+import { native, RAW, RUSAGE, STAGES, type NativeBuffers } from './native.js'
 import type { NormalizedSpec } from './normalize.js'
 import { decodeWaitStatus, signalDescription } from './status.js'
 import type { ChildResult, SpawnError, SpawnStage } from './types.js'
@@ -40,12 +40,16 @@ function spawnErrorMessage(stage: SpawnStage, description: string, detail: numbe
   }
 }
 
-function spawnErrorOf(n: Float64Array, spec: NormalizedSpec): SpawnError | null {
+function spawnErrorOf(n: Float64Array, spec: NormalizedSpec, aborted: boolean): SpawnError | null {
   const stageNumber = n[RAW.stage]
   if (stageNumber === 0) return null
-  const stage = native.stages[stageNumber] as SpawnStage
-  const errno = n[RAW.errno]
-  const [code, description] = native.errnoInfo(errno)
+  const stage = STAGES[stageNumber] as SpawnStage
+  const errno = n[RAW.errnum]
+  let [code, description] = native.errnoInfo(errno)
+  // An open(2) of a { path } target that was still blocked (a FIFO with no other end, a hung
+  // mount) when the deadline came or the caller aborted: no child was started.
+  if (stage === 'open' && n[RAW.timedOut] === 1) description = 'still blocked in open(2) at the deadline (a FIFO with no other end?)'
+  else if (stage === 'open' && aborted) description = 'given up while blocked in open(2) (aborted)'
   return { stage, code, errno, message: spawnErrorMessage(stage, description, n[RAW.detail], spec) }
 }
 
@@ -66,8 +70,7 @@ export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: Norma
   const status = Number.isNaN(rawStatus) ? null : decodeWaitStatus(rawStatus >>> 0)
   const signaled = status !== null && status.kind === 'signaled' ? status : null
   const coreDumped = signaled !== null && signaled.coreDumped
-  const spawnError = spawnErrorOf(n, spec)
-  const r = RAW.rusage
+  const spawnError = spawnErrorOf(n, spec, aborted)
   return {
     pid: n[RAW.pid],
     launcher: n[RAW.fork] === 1 ? 'fork' : 'posix_spawn',
@@ -82,12 +85,15 @@ export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: Norma
     stderr: buffers ? buffers[1] : Buffer.alloc(0),
     stdoutTruncated: n[RAW.stdoutTruncated] === 1,
     stderrTruncated: n[RAW.stderrTruncated] === 1,
-    // process.resourceUsage()'s names and units, in its order (native/addon.cc FillNumbers).
+    // process.resourceUsage()'s names and units (native/boundary.h, TH_RUSAGE_FIELDS).
     rusage: {
-      userCPUTime: n[r], systemCPUTime: n[r + 1], maxRSS: n[r + 2], sharedMemorySize: n[r + 3],
-      unsharedDataSize: n[r + 4], unsharedStackSize: n[r + 5], minorPageFault: n[r + 6], majorPageFault: n[r + 7],
-      swappedOut: n[r + 8], fsRead: n[r + 9], fsWrite: n[r + 10], ipcSent: n[r + 11], ipcReceived: n[r + 12],
-      signalsCount: n[r + 13], voluntaryContextSwitches: n[r + 14], involuntaryContextSwitches: n[r + 15],
+      userCPUTime: n[RUSAGE.userCPUTime], systemCPUTime: n[RUSAGE.systemCPUTime], maxRSS: n[RUSAGE.maxRSS],
+      sharedMemorySize: n[RUSAGE.sharedMemorySize], unsharedDataSize: n[RUSAGE.unsharedDataSize],
+      unsharedStackSize: n[RUSAGE.unsharedStackSize], minorPageFault: n[RUSAGE.minorPageFault],
+      majorPageFault: n[RUSAGE.majorPageFault], swappedOut: n[RUSAGE.swappedOut], fsRead: n[RUSAGE.fsRead],
+      fsWrite: n[RUSAGE.fsWrite], ipcSent: n[RUSAGE.ipcSent], ipcReceived: n[RUSAGE.ipcReceived],
+      signalsCount: n[RUSAGE.signalsCount], voluntaryContextSwitches: n[RUSAGE.voluntaryContextSwitches],
+      involuntaryContextSwitches: n[RUSAGE.involuntaryContextSwitches],
     },
     durationMs: n[RAW.durationMs],
   }

@@ -32,7 +32,7 @@ t.test('binding.gyp and CMakeLists.txt build the same sources to the same place'
   const gyp = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'binding.gyp'), 'utf8'))
   const target = gyp.targets.find((x: { target_name: string }) => x.target_name === 'tileharness')
   const cmake = fs.readFileSync(path.join(REPO_ROOT, 'CMakeLists.txt'), 'utf8')
-  const cmakeSources = cmake.match(/native\/[\w.]+\.cc/g)!.sort()
+  const cmakeSources = cmake.match(/native\/[\w.-]+\.cc/g)!.sort()
   t.same([...target.sources].sort(), cmakeSources, 'same source list')
   t.match(cmake, /LIBRARY_OUTPUT_DIRECTORY "\$\{CMAKE_BINARY_DIR\}\/Release"/, 'cmake-js output lands in build/Release as node-gyp\'s does')
   t.match(JSON.stringify(gyp), /NAPI_VERSION=8/)

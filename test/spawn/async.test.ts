@@ -1,10 +1,12 @@
 // What only the async API has: live output streams, kill() with escalation, AbortSignal,
 // whole-group cleanup, killOnExit / PR_SET_PDEATHSIG, no threadpool, worker teardown.
+import fs from 'node:fs'
+import path from 'node:path'
 import t from 'tap'
 import { finished } from 'node:stream/promises'
 import { Worker } from 'node:worker_threads'
-import { spawnChild, startChild, type ChildProcess } from '../../lib/index.js'
-import { REPO_ROOT, eventually, processState } from '../helpers.js'
+import { spawnChild, spawnChildSync, startChild, type ChildProcess } from '../../lib/index.js'
+import { REPO_ROOT, eventually, processState, tempDir } from '../helpers.js'
 
 /** Resolves with the first `n` whitespace-separated numbers the child prints on stdout. */
 function readPids(child: ChildProcess, n: number): Promise<number[]> {
@@ -21,13 +23,18 @@ function readPids(child: ChildProcess, n: number): Promise<number[]> {
 const nodeEnv = { PATH: process.env.PATH! }
 
 t.test('output streams while the child runs; the result keeps the whole buffers', async t => {
-  const child = startChild({ file: 'sh', args: ['-c', 'echo first; read x; echo second; echo err >&2'], input: 'go\n' })
+  // The child waits on a FIFO after its first line, so the first chunk is all there is until the
+  // test has seen it and lets the child go on.
+  const gate = path.join(tempDir(t), 'gate')
+  spawnChildSync({ file: 'mkfifo', args: [gate] })
+  const child = startChild({ file: 'sh', args: ['-c', 'echo first; read x < "$0"; echo second; echo err >&2', gate] })
   // One listener for the whole stream: data emitted while no listener is attached is lost.
   const chunks: string[] = []
   const first = new Promise<string>(resolve => child.stdout.on('data', (c: Buffer) => { chunks.push(c.toString()); resolve(c.toString()) }))
   t.equal(await first, 'first\n')
   const errChunks: string[] = []
   child.stderr.on('data', (c: Buffer) => errChunks.push(c.toString()))
+  await fs.promises.writeFile(gate, 'go\n')
   const r = await child.result
   t.equal(r.stdout.toString(), 'first\nsecond\n')
   t.equal(chunks.join(''), 'first\nsecond\n')

@@ -1,0 +1,95 @@
+// The native boundary, declared once. Every list that both sides of the N-API boundary number
+// (the slots of a run's numbers, the rusage fields in them, stdio kinds, launcher choices, the
+// stages a launch can fail at) is an X-macro here. The C++ enums are generated from these lists,
+// and the addon exports each list's names at load (binding.cc, `layout`), from which
+// lib/spawn/native.ts builds its numbering: a slot moved or added here moves there too, and a
+// name the JS side expects but the addon lacks fails the load instead of decoding wrongly.
+#pragma once
+
+#include <cstdint>
+
+namespace th {
+
+// The numeric facts of a run, one double each, in this order (result.cc fills them).
+#define TH_RESULT_SLOTS(X)                                                                         \
+  X(pid)             /* the child's pid; 0 when none was left to report */                        \
+  X(fork)            /* 1: the fork path launched it; 0: posix_spawn */                           \
+  X(status)          /* the wait status, NaN when there is none */                                \
+  X(timedOut)        /* 1: the deadline passed */                                                 \
+  X(wouldntDie)      /* 1: not reaped within graceTimeout after the kill */                       \
+  X(stage)           /* Stage that failed, 0 for none */                                          \
+  X(errnum)          /* its errno */                                                              \
+  X(detail)          /* which stream (open, dup2) or resource (rlimit) */                         \
+  X(stdoutTruncated) /* 1: stdout was cut at maxBuffer */                                         \
+  X(stderrTruncated) /* 1: stderr was cut at maxBuffer */                                         \
+  X(durationMs)      /* launch to reap, monotonic */
+
+// The child's rusage, in process.resourceUsage()'s names, order and units: X(name, expression
+// over `ru`, a struct rusage).
+#define TH_RUSAGE_FIELDS(X)                                        \
+  X(userCPUTime, Micros(ru.ru_utime))                              \
+  X(systemCPUTime, Micros(ru.ru_stime))                            \
+  X(maxRSS, static_cast<double>(ru.ru_maxrss))                     \
+  X(sharedMemorySize, static_cast<double>(ru.ru_ixrss))            \
+  X(unsharedDataSize, static_cast<double>(ru.ru_idrss))            \
+  X(unsharedStackSize, static_cast<double>(ru.ru_isrss))           \
+  X(minorPageFault, static_cast<double>(ru.ru_minflt))             \
+  X(majorPageFault, static_cast<double>(ru.ru_majflt))             \
+  X(swappedOut, static_cast<double>(ru.ru_nswap))                  \
+  X(fsRead, static_cast<double>(ru.ru_inblock))                    \
+  X(fsWrite, static_cast<double>(ru.ru_oublock))                   \
+  X(ipcSent, static_cast<double>(ru.ru_msgsnd))                    \
+  X(ipcReceived, static_cast<double>(ru.ru_msgrcv))                \
+  X(signalsCount, static_cast<double>(ru.ru_nsignals))             \
+  X(voluntaryContextSwitches, static_cast<double>(ru.ru_nvcsw))    \
+  X(involuntaryContextSwitches, static_cast<double>(ru.ru_nivcsw))
+
+// Where a child's fd 0-2 comes from: X(Enum, 'js name').
+#define TH_STDIO_KINDS(X)        \
+  X(Inherit, "inherit")          \
+  X(Ignore, "ignore")            \
+  X(Closed, "closed")            \
+  X(Fd, "fd")                    \
+  X(Path, "path")                \
+  X(Pipe, "pipe")                \
+  X(MergeStdout, "mergeStdout")
+
+// Which launch path to take: X(Enum, 'js name').
+#define TH_LAUNCHERS(X)            \
+  X(Auto, "auto")                  \
+  X(PosixSpawn, "posix_spawn")     \
+  X(Fork, "fork")
+
+// Which step of starting the child failed: X(Enum, 'js name'). The fork path's child writes the
+// number on its error channel, so the order is a wire format: append only.
+#define TH_STAGES(X)      \
+  X(None, "none")         \
+  X(Exec, "exec")         \
+  X(Chdir, "chdir")       \
+  X(Open, "open")         \
+  X(Dup2, "dup2")         \
+  X(Setsid, "setsid")     \
+  X(Rlimit, "rlimit")     \
+  X(Signal, "signal")     \
+  X(Pipe, "pipe")         \
+  X(Fork, "fork")         \
+  X(Spawn, "spawn")
+
+#define TH_ENUM_MEMBER(name, ...) name,
+enum class StdioKind : int { TH_STDIO_KINDS(TH_ENUM_MEMBER) };
+enum class LauncherChoice : int { TH_LAUNCHERS(TH_ENUM_MEMBER) };
+enum class Stage : int32_t { TH_STAGES(TH_ENUM_MEMBER) };
+#undef TH_ENUM_MEMBER
+
+#define TH_SLOT_MEMBER(name) kSlot_##name,
+enum ResultSlot : int { TH_RESULT_SLOTS(TH_SLOT_MEMBER) kSlotRusage };
+#undef TH_SLOT_MEMBER
+#define TH_COUNT(...) +1
+constexpr int kRusageFieldCount = 0 TH_RUSAGE_FIELDS(TH_COUNT);
+constexpr int kStageCount = 0 TH_STAGES(TH_COUNT);
+#undef TH_COUNT
+constexpr int kResultLength = kSlotRusage + kRusageFieldCount;
+
+const char *StageName(Stage s);
+
+}  // namespace th

@@ -1,0 +1,132 @@
+// A spec normalized by lib/spawn/normalize.ts, converted to the C++ values the launcher and the
+// waiters take. Nothing is decided here: which program runs (the measuring helper or the target),
+// which streams are pipes, whether a pidfd is opened are all in the spec already.
+#include <math.h>
+
+#include <cmath>
+#include <string>
+
+#include "addon.h"
+#include "environ.h"
+
+namespace th {
+
+namespace {
+
+[[noreturn]] void ThrowType(Napi::Env env, const std::string &message) {
+  Napi::TypeError err = Napi::TypeError::New(env, "native spec: " + message);
+  err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
+  throw err;
+}
+
+std::string GetString(Napi::Env env, Napi::Object obj, const char *key) {
+  Napi::Value v = obj.Get(key);
+  if (!v.IsString()) ThrowType(env, std::string(key) + " must be a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+double GetNumber(Napi::Env env, Napi::Object obj, const char *key) {
+  Napi::Value v = obj.Get(key);
+  if (!v.IsNumber()) ThrowType(env, std::string(key) + " must be a number");
+  return v.As<Napi::Number>().DoubleValue();
+}
+
+bool GetBool(Napi::Object obj, const char *key) { return obj.Get(key).ToBoolean().Value(); }
+
+std::vector<std::string> GetStrings(Napi::Env env, Napi::Value v, const char *key) {
+  if (!v.IsArray()) ThrowType(env, std::string(key) + " must be an array of strings");
+  Napi::Array arr = v.As<Napi::Array>();
+  std::vector<std::string> out;
+  out.reserve(arr.Length());
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    Napi::Value s = arr.Get(i);
+    if (!s.IsString()) ThrowType(env, std::string(key) + " must be an array of strings");
+    out.push_back(s.As<Napi::String>().Utf8Value());
+  }
+  return out;
+}
+
+rlim_t ToRlim(double v) { return v < 0 || std::isinf(v) ? RLIM_INFINITY : static_cast<rlim_t>(v); }
+
+// The bytes of an ArrayBufferView, copied: the child reads them long after this call returns.
+void CopyInput(Napi::Env env, Napi::Value input, WaitOptions &wait) {
+  if (input.IsNull() || input.IsUndefined()) return;
+  void *data = nullptr;
+  size_t length = 0;
+  if (input.IsTypedArray()) {
+    napi_typedarray_type type;
+    size_t count;
+    napi_value ab;
+    size_t offset;
+    if (napi_get_typedarray_info(env, input, &type, &count, &data, &ab, &offset) != napi_ok) ThrowType(env, "input");
+    length = count * input.As<Napi::TypedArray>().ElementSize();
+  } else if (input.IsDataView()) {
+    napi_value ab;
+    size_t offset;
+    if (napi_get_dataview_info(env, input, &length, &data, &ab, &offset) != napi_ok) ThrowType(env, "input");
+  } else {
+    ThrowType(env, "input must be an ArrayBufferView or null");
+  }
+  wait.input.assign(static_cast<const char *>(data), data ? length : 0);
+}
+
+}  // namespace
+
+void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spec, WaitOptions &wait, size_t &maxBuffer) {
+  spec.file = GetString(env, o, "file");
+  spec.argv = GetStrings(env, o.Get("argv"), "argv");
+  Napi::Value envv = o.Get("env");
+  // null: this process's environment, copied under Node's lock (environ.h).
+  spec.env = envv.IsNull() ? SnapshotEnviron() : GetStrings(env, envv, "env");
+  Napi::Value cwd = o.Get("cwd");
+  if (cwd.IsString()) {
+    spec.hasCwd = true;
+    spec.cwd = cwd.As<Napi::String>().Utf8Value();
+  }
+  Napi::Value stdio = o.Get("stdio");
+  if (!stdio.IsArray() || stdio.As<Napi::Array>().Length() != 3) ThrowType(env, "stdio must be an array of 3");
+  for (uint32_t i = 0; i < 3; i++) {
+    Napi::Value s = stdio.As<Napi::Array>().Get(i);
+    if (!s.IsObject()) ThrowType(env, "stdio entries must be objects");
+    Napi::Object so = s.As<Napi::Object>();
+    double kind = GetNumber(env, so, "kind");
+    if (!(kind >= 0 && kind <= static_cast<double>(StdioKind::MergeStdout))) ThrowType(env, "bad stdio kind");
+    spec.io[i].kind = static_cast<StdioKind>(static_cast<int>(kind));
+    if (spec.io[i].kind == StdioKind::Fd) spec.io[i].fd = static_cast<int>(GetNumber(env, so, "fd"));
+    if (spec.io[i].kind == StdioKind::Path) {
+      spec.io[i].path = GetString(env, so, "path");
+      spec.io[i].append = GetBool(so, "append");
+    }
+  }
+  spec.measure = GetBool(o, "measure");
+  spec.wantPidfd = GetBool(o, "pidfd");
+  spec.setsid = GetBool(o, "setsid");
+  spec.deathSignal = GetBool(o, "deathSignal");
+  Napi::Value rl = o.Get("rlimits");
+  if (!rl.IsArray()) ThrowType(env, "rlimits must be an array");
+  Napi::Array r = rl.As<Napi::Array>();
+  for (uint32_t i = 0; i < r.Length(); i++) {
+    Napi::Value entry = r.Get(i);
+    if (!entry.IsArray() || entry.As<Napi::Array>().Length() != 3) ThrowType(env, "rlimits entries are [resource, soft, hard]");
+    Napi::Array t = entry.As<Napi::Array>();
+    if (!t.Get(0u).IsNumber() || !t.Get(1u).IsNumber() || !t.Get(2u).IsNumber()) ThrowType(env, "rlimits entries are numbers");
+    spec.rlimits.push_back({t.Get(0u).As<Napi::Number>().Int32Value(), ToRlim(t.Get(1u).As<Napi::Number>().DoubleValue()),
+                            ToRlim(t.Get(2u).As<Napi::Number>().DoubleValue())});
+  }
+  double launcher = GetNumber(env, o, "launcher");
+  if (!(launcher >= 0 && launcher <= static_cast<double>(LauncherChoice::Fork))) ThrowType(env, "bad launcher");
+  spec.launcher = static_cast<LauncherChoice>(static_cast<int>(launcher));
+
+  wait.timeoutMs = GetNumber(env, o, "timeout");
+  wait.killSignal = static_cast<int>(GetNumber(env, o, "killSignal"));
+  wait.forceKillAfterMs = GetNumber(env, o, "forceKillAfterDelay");
+  wait.graceMs = GetNumber(env, o, "graceTimeout");
+  wait.group = spec.setsid;
+  // At most what a Buffer can hold (normalize.ts clamps to buffer.constants.MAX_LENGTH).
+  double mb = GetNumber(env, o, "maxBuffer");
+  if (!(mb >= 0 && mb <= 9007199254740991.0)) ThrowType(env, "maxBuffer must be a safe integer");
+  maxBuffer = static_cast<size_t>(mb);
+  CopyInput(env, input, wait);
+}
+
+}  // namespace th

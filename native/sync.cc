@@ -1,0 +1,81 @@
+// spawnSync: a child run to completion on the calling thread. The deadline is one SIGALRM timer
+// for the whole call (alarm.h), armed before anything can block: the { path } opens (path-open.h),
+// then the wait (waiter.h).
+#include <errno.h>
+
+#include <memory>
+
+#include "addon.h"
+#include "alarm.h"
+#include "path-open.h"
+
+namespace th {
+
+namespace {
+
+// Opens the { path } targets off this thread, waiting for them at most until the deadline.
+// False when they could not be opened (recorded in child).
+bool OpenPaths(LaunchSpec &spec, double deadlineNs, Launched &child, WaitOutcome &outcome) {
+  if (!PathOpener::Needed(spec)) return true;
+  std::unique_ptr<PathOpener> opener = PathOpener::Start(spec, child);
+  if (!opener) return false;
+  if (!WaitForOpener(*opener, deadlineNs)) {
+    opener->GiveUp(child, ETIMEDOUT);
+    outcome.timedOut = true;
+    return false;
+  }
+  return opener->Take(spec, child);
+}
+
+// spawnSync(spec, input: ArrayBufferView | null, numbers: Float64Array(kResultLength))
+//   -> [stdout, stderr] | null (nothing captured); the numbers are written into `numbers`.
+Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsObject() || !info[2].IsTypedArray() ||
+      info[2].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+      info[2].As<Napi::TypedArray>().ElementLength() < static_cast<size_t>(kResultLength)) {
+    Napi::TypeError err = Napi::TypeError::New(env, "spawnSync(spec, input, numbers: Float64Array)");
+    err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
+    throw err;
+  }
+  LaunchSpec spec;
+  WaitOptions wait;
+  size_t maxBuffer = SIZE_MAX;
+  ParseSpec(env, info[0].As<Napi::Object>(), info[1], spec, wait, maxBuffer);
+
+  double start = NowNs();
+  Launched child;
+  WaitOutcome outcome;
+  outcome.out.limit = maxBuffer;
+  outcome.err.limit = maxBuffer;
+  std::unique_ptr<AlarmTimer> timer;
+  if (wait.timeoutMs > 0) {
+    timer.reset(new AlarmTimer());
+    if (!timer->ok() || !timer->Arm(wait.timeoutMs)) {
+      child.stage = Stage::Spawn;
+      child.err = timer->ok() ? errno : timer->error();
+    }
+  }
+  if (child.stage == Stage::None && OpenPaths(spec, wait.timeoutMs > 0 ? start + wait.timeoutMs * 1e6 : 0, child, outcome)) {
+    child = Launch(spec);
+    CloseOpenedPaths(spec);
+  }
+  if (child.stage == Stage::None) {
+    WaitSync(child, wait, timer.get(), outcome);
+  } else {
+    SettleFailedLaunch(child, outcome);
+  }
+  timer.reset();
+  WriteNumbers(info[2].As<Napi::Float64Array>().Data(), child, outcome, start, NowNs());
+  napi_value buffers = TakeBuffers(env, outcome);
+  if (!buffers) throw Napi::Error::New(env, "spawnSync: the captured output could not be handed over");
+  return Napi::Value(env, buffers);
+}
+
+}  // namespace
+
+void InitSync(Napi::Env env, Napi::Object exports) {
+  exports.Set("spawnSync", Napi::Function::New(env, SpawnSync, "spawnSync"));
+}
+
+}  // namespace th
