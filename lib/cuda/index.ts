@@ -2,7 +2,15 @@
 // the subprocess harness in ../spawn, and the Program handle over them. Specification: seeds
 // 000-004 and the measured ptxas 13.0 facts in ../shared/seeds/README.md.
 
-export { invalidType, invalidValue, outOfRange, type CudaErrorCode, type CudaRangeError, type CudaTypeError } from './errors.js'
+export {
+  invalidType,
+  invalidValue,
+  outOfRange,
+  // The names these types had when the CUDA layer had its own errors module.
+  type ArgumentErrorCode as CudaErrorCode,
+  type ArgumentRangeError as CudaRangeError,
+  type ArgumentTypeError as CudaTypeError,
+} from '../errors.js'
 export { splitCommand, quoteForSplit } from './split-command.js'
 export {
   resolveCudaRoot,

@@ -22,7 +22,7 @@
 // messages.
 
 import { readFileSync } from 'node:fs'
-import { requireObject, requireString } from './errors.js'
+import { requireObject, requireString } from '../errors.js'
 
 /** ptxas's fatal knob messages, verbatim (%s = the knobs file path or the knob text). */
 export const KNOB_MESSAGES = {

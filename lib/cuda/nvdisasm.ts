@@ -9,7 +9,7 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { argumentError, invalidType, invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { splitCommand } from './split-command.js'
 import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
@@ -41,7 +41,7 @@ export interface NvdisasmArgvOptions {
 export function buildNvdisasmArgv(options: NvdisasmArgvOptions = {}): string[] {
   requireObject('options', options)
   const sanitize = options.sanitize ?? 'none'
-  if (sanitize !== 'memcheck' && sanitize !== 'none') throw invalidValue('sanitize', "sanitize must be 'memcheck' or 'none'")
+  if (sanitize !== 'memcheck' && sanitize !== 'none') throw invalidValue('sanitize', "must be 'memcheck' or 'none'", sanitize)
   const argv = ['nvdisasm', '-c', NVDISASM_FLAG_BLOCK]
   if (sanitize === 'memcheck') argv.push(NVDISASM_SANITIZE_TAIL)
   return argv
@@ -124,21 +124,22 @@ function planDump(cubin: Uint8Array | null | undefined, options: DumpSassOptions
   requireObject('options', options)
   const command = requireString('command', options.command ?? DEFAULT_DUMP_SASS_COMMAND)
   const words = splitCommand(command, 'command')
-  if (words.length === 0) throw invalidValue('command', EMPTY_DUMP_SASS_COMMAND)
-  if (words[0] === '') throw invalidValue('command', 'command must not start with an empty word')
+  // tileiras's own diagnostic, verbatim (it names the option itself).
+  if (words.length === 0) throw argumentError(TypeError, 'ERR_INVALID_ARG_VALUE', 'command', EMPTY_DUMP_SASS_COMMAND)
+  if (words[0] === '') throw invalidValue('command', 'must not start with an empty word')
   const timeout = requireTimeout(options.timeout ?? DEFAULT_DUMP_SASS_TIMEOUT_MS)
   const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
   if (options.tempRoot !== undefined) requireString('tempRoot', options.tempRoot)
   if (options.env !== undefined) requireObject('env', options.env)
   if (options.signal !== undefined) {
-    if (api === 'sync') throw invalidValue('signal', 'signal is for dumpSassAsync: dumpSass cannot be cancelled')
-    if (!(options.signal instanceof AbortSignal)) throw invalidType('signal', 'signal must be an AbortSignal')
+    if (api === 'sync') throw invalidValue('signal', 'is for dumpSassAsync: dumpSass cannot be cancelled')
+    requireAbortSignal('signal', options.signal)
   }
   const cubinPath = options.cubinPath
   if (cubinPath !== undefined) {
-    if (requireNoNul('cubinPath', requireString('cubinPath', cubinPath)) === '') throw invalidValue('cubinPath', 'cubinPath must not be empty')
+    if (requireNoNul('cubinPath', requireString('cubinPath', cubinPath)) === '') throw invalidValue('cubinPath', 'must not be empty')
   } else if (!(cubin instanceof Uint8Array)) {
-    throw invalidType('cubin', 'cubin must be a Buffer or Uint8Array (or give cubinPath)')
+    throw invalidType('cubin', 'a Buffer or Uint8Array (or give cubinPath)', cubin)
   }
   return {
     words,

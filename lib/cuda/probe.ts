@@ -5,7 +5,7 @@
 import { realpathSync, statSync } from 'node:fs'
 import { spawnChildSync } from '../spawn/index.js'
 import type { ChildResult } from '../spawn/types.js'
-import { invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { findTool, searchPath, type Env } from './toolkit.js'
 
 export interface PtxasOption {
@@ -70,7 +70,7 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
   const env = options.env ?? process.env
   requireObject('env', env)
   const name = requireNoNul('ptxas', requireString('ptxas', options.ptxas ?? 'ptxas'))
-  if (name === '') throw invalidValue('ptxas', 'ptxas must not be empty')
+  if (name === '') throw invalidValue('ptxas', 'must not be empty')
   const timeout = requireTimeout(options.timeout ?? 60_000)
 
   // A path is used as is; the name 'ptxas' is searched on PATH and then in <root>/bin.

@@ -24,7 +24,7 @@ import { packageHostObject } from '../elf/package.js'
 import { printModule } from '../ptx/print.js'
 import type { PtxModule } from '../ptx/types.js'
 import type { ChildRusage } from '../spawn/types.js'
-import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { EMPTY_DUMP_SASS_COMMAND, dumpSassAsync } from './nvdisasm.js'
 import { DEFAULT_OPT_LEVEL } from './ptxas-argv.js'
 import { runPtxasAsync, type InputRoute, type PtxasStatus } from './ptxas.js'
@@ -98,7 +98,7 @@ export class ProgramError extends Error {
 
   constructor(code: ProgramErrorCode, details: ProgramErrorDetails = {}) {
     const row = PROGRAM_ERRORS[code]
-    if (row === undefined) throw invalidValue('code', `code must be one of ${Object.keys(PROGRAM_ERRORS).join(', ')}`)
+    if (row === undefined) throw invalidValue('code', `must be one of ${Object.keys(PROGRAM_ERRORS).join(', ')}`, code)
     const looksLike = details.looksLike ?? null
     const suffix = looksLike === 'tile-ir' ? LOOKS_LIKE_TILE_IR : looksLike === 'mlir' ? LOOKS_LIKE_MLIR : ''
     super(row.message + suffix, details.cause === undefined ? undefined : { cause: details.cause })
@@ -288,24 +288,24 @@ function resolveConfig(config: ProgramConfig | null | undefined): { resolved: Re
   }
 
   for (const field of ['deviceDebug', 'lineinfo', 'allowAnyTarget'] as const) {
-    if (config[field] !== undefined && typeof config[field] !== 'boolean') throw invalidType(field, `${field} must be a boolean`)
+    if (config[field] !== undefined && typeof config[field] !== 'boolean') throw invalidType(field, 'a boolean', config[field])
   }
   const sanitize = config.sanitize ?? 'none'
-  if (sanitize !== 'none' && sanitize !== 'memcheck') throw invalidValue('sanitize', "sanitize must be 'memcheck' or 'none'")
+  if (sanitize !== 'none' && sanitize !== 'memcheck') throw invalidValue('sanitize', "must be 'memcheck' or 'none'", sanitize)
   const dumpSassCommand = config.dumpSassCommand ?? null
   if (dumpSassCommand !== null) requireString('dumpSassCommand', dumpSassCommand)
   const timeout = config.timeout === undefined ? undefined : requireTimeout(config.timeout)
   const name = config.name ?? 'program'
-  if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-    throw invalidValue('name', 'name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)')
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(requireString('name', name))) {
+    throw invalidValue('name', 'must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)', name)
   }
   checkBaseName('name', name)
   if (config.onDiagnostic !== undefined && typeof config.onDiagnostic !== 'function') {
-    throw invalidType('onDiagnostic', 'onDiagnostic must be a function')
+    throw invalidType('onDiagnostic', 'a function', config.onDiagnostic)
   }
   if (config.env !== undefined) requireObject('env', config.env)
   if (config.ptxas !== undefined && requireNoNul('ptxas', requireString('ptxas', config.ptxas)) === '') {
-    throw invalidValue('ptxas', 'ptxas must not be empty')
+    throw invalidValue('ptxas', 'must not be empty')
   }
   if (config.tempRoot !== undefined) requireString('tempRoot', config.tempRoot)
   return {
@@ -460,9 +460,7 @@ export class Program {
     if (this.#released) return Promise.reject(new ProgramError('PROGRAM_NULL'))
     try {
       requireObject('options', options)
-      if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
-        throw invalidType('signal', 'signal must be an AbortSignal')
-      }
+      requireAbortSignal('signal', options.signal)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -702,21 +700,21 @@ export type CompileResult =
  * program, never a rejection for a program's failure; a null entry is "program is null".
  */
 export async function compileMany(programs: readonly (Program | null | undefined)[], options: CompileManyOptions = {}): Promise<CompileResult[]> {
-  if (!Array.isArray(programs)) throw invalidType('programs', 'programs must be an array of Program')
+  if (!Array.isArray(programs)) throw invalidType('programs', 'an array of Program', programs)
   requireObject('options', options)
   const concurrency = options.concurrency ?? availableParallelism()
-  if (typeof concurrency !== 'number' || Number.isNaN(concurrency)) throw invalidType('concurrency', 'concurrency must be a number')
+  if (typeof concurrency !== 'number' || Number.isNaN(concurrency)) throw invalidType('concurrency', 'a number', concurrency)
   if (concurrency < 1 || (!Number.isInteger(concurrency) && concurrency !== Infinity)) {
-    throw outOfRange('concurrency', 'concurrency must be an integer >= 1 (or Infinity)')
+    throw outOfRange('concurrency', 'an integer >= 1 (or Infinity)', concurrency)
   }
   const signal = options.signal
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidType('signal', 'signal must be an AbortSignal')
+  requireAbortSignal('signal', signal)
   const seen = new Map<Program, number>()
   programs.forEach((program, i) => {
     if (program === null || program === undefined) return
-    if (!(program instanceof Program)) throw invalidType(`programs[${i}]`, `programs[${i}] must be a Program, null or undefined`)
+    if (!(program instanceof Program)) throw invalidType(`programs[${i}]`, 'a Program, null or undefined', program)
     const first = seen.get(program)
-    if (first !== undefined) throw invalidValue(`programs[${i}]`, `programs[${i}] is the same Program as programs[${first}]`)
+    if (first !== undefined) throw invalidValue(`programs[${i}]`, `is the same Program as programs[${first}]`)
     seen.set(program, i)
   })
 

@@ -16,7 +16,7 @@
 // positional argument), for PTX that does not fit one argv string; `outputFile` appends
 // `-o <file>`, because ptxas 13.0 writes elf.o unless told otherwise.
 
-import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString } from './errors.js'
+import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString } from '../errors.js'
 import { quoteForSplit, splitCommand } from './split-command.js'
 import type { Env } from './toolkit.js'
 
@@ -85,21 +85,21 @@ export function buildBasePtxOptions(options: Pick<PtxasArgvOptions, 'hostCodePat
 export function buildPtxasArgv(options: PtxasArgvOptions): string[] {
   requireObject('options', options)
   const gpuName = requireString('gpuName', options.gpuName)
-  if (!GPU_NAME.test(gpuName)) throw invalidValue('gpuName', `gpuName must look like sm_100 (got ${JSON.stringify(gpuName)})`)
+  if (!GPU_NAME.test(gpuName)) throw invalidValue('gpuName', 'must look like sm_100', gpuName)
   const optLevel = options.optLevel ?? DEFAULT_OPT_LEVEL
-  if (typeof optLevel !== 'number' || !Number.isInteger(optLevel)) throw invalidType('optLevel', 'optLevel must be an integer')
-  if (optLevel < 0 || optLevel > 0x7fffffff) throw outOfRange('optLevel', 'optLevel must be an integer from 0 to 2147483647')
+  if (typeof optLevel !== 'number' || !Number.isInteger(optLevel)) throw invalidType('optLevel', 'an integer', optLevel)
+  if (optLevel < 0 || optLevel > 0x7fffffff) throw outOfRange('optLevel', 'an integer from 0 to 2147483647', optLevel)
 
   const argv = ['ptxas', ...ptxasOptionTokens(options.ptxasOptions), '-arch', gpuName, '--opt-level', String(optLevel)]
   if (options.ptx !== undefined && options.inputFile !== undefined) {
-    throw invalidType('ptx', 'give either ptx or inputFile, not both')
+    throw invalidType('ptx', 'undefined when inputFile is given', options.ptx)
   }
   if (options.ptx !== undefined) {
     argv.push('--input-as-string', requireNoNul('ptx', requireString('ptx', options.ptx)))
   } else if (options.inputFile !== undefined) {
     argv.push(requireNoNul('inputFile', requireString('inputFile', options.inputFile)))
   } else {
-    throw invalidType('ptx', 'ptx (or inputFile) is required')
+    throw invalidType('ptx', 'a string (or give inputFile)', options.ptx)
   }
   argv.push(...splitCommand(buildBasePtxOptions(options), 'basePtxOptions'))
   if (options.outputFile !== undefined) {
@@ -116,9 +116,9 @@ export function ptxFitsInArgv(ptx: string): boolean {
 function ptxasOptionTokens(value: PtxasArgvOptions['ptxasOptions']): string[] {
   if (value === undefined) return []
   if (typeof value === 'string') return splitCommand(value, 'ptxasOptions')
-  if (!Array.isArray(value)) throw invalidType('ptxasOptions', 'ptxasOptions must be a string or an array of strings')
+  if (!Array.isArray(value)) throw invalidType('ptxasOptions', 'a string or an array of strings', value)
   return value.map((token: unknown) => {
-    if (typeof token !== 'string') throw invalidType('ptxasOptions', 'ptxasOptions must be a string or an array of strings')
+    if (typeof token !== 'string') throw invalidType('ptxasOptions', 'a string or an array of strings', token)
     return requireNoNul('ptxasOptions', token)
   })
 }

@@ -12,7 +12,7 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
 import { buildPtxasArgv, knobsFileFromEnv, ptxFitsInArgv, type PtxasArgvOptions } from './ptxas-argv.js'
@@ -124,17 +124,17 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
   requireObject('options', options)
   const route = options.inputRoute ?? 'auto'
   if (route !== 'auto' && route !== 'argv' && route !== 'file') {
-    throw invalidValue('inputRoute', "inputRoute must be 'auto', 'argv' or 'file'")
+    throw invalidValue('inputRoute', "must be 'auto', 'argv' or 'file'", route)
   }
   const inputRoute: InputRoute = route === 'auto' ? (ptxFitsInArgv(ptx) ? 'argv' : 'file') : route
   const program = options.ptxas ?? 'ptxas'
-  if (requireNoNul('ptxas', requireString('ptxas', program)) === '') throw invalidValue('ptxas', 'ptxas must not be empty')
+  if (requireNoNul('ptxas', requireString('ptxas', program)) === '') throw invalidValue('ptxas', 'must not be empty')
   const timeout = requireTimeout(options.timeout ?? DEFAULT_PTXAS_TIMEOUT_MS)
   if (options.tempRoot !== undefined) requireString('tempRoot', options.tempRoot)
   if (options.env !== undefined) requireObject('env', options.env)
   if (options.signal !== undefined) {
-    if (api === 'sync') throw invalidValue('signal', 'signal is for runPtxasAsync: runPtxas cannot be cancelled')
-    if (!(options.signal instanceof AbortSignal)) throw invalidType('signal', 'signal must be an AbortSignal')
+    if (api === 'sync') throw invalidValue('signal', 'is for runPtxasAsync: runPtxas cannot be cancelled')
+    requireAbortSignal('signal', options.signal)
   }
   const argvOptions: PtxasArgvOptions = {
     gpuName: options.gpuName,

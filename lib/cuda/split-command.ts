@@ -12,7 +12,7 @@
 // Nothing else is special: no $VAR, globs, ~, comments or operators. The one divergence from
 // `sh -c` is that a newline separates words here instead of ending the command.
 
-import { invalidValue, requireString } from './errors.js'
+import { requireNoNul, requireString, unparsable } from '../errors.js'
 
 const BLANKS = new Set([' ', '\t', '\n'])
 /** Characters a backslash escapes inside double quotes; before anything else it stays literal. */
@@ -23,10 +23,7 @@ const DQ_ESCAPABLE = new Set(['$', '`', '"', '\\', '\n'])
  * `field` names the option the string came from; errors carry it as their `code`.
  */
 export function splitCommand(command: string, field = 'command'): string[] {
-  requireString(field, command)
-  if (command.includes('\0')) {
-    throw invalidValue(field, `${field} must not contain NUL bytes`)
-  }
+  requireNoNul(field, requireString(field, command))
   const words: string[] = []
   let word = ''
   // A word has begun even when it is still empty: '' is a word, a run of blanks is not.
@@ -86,8 +83,8 @@ export function splitCommand(command: string, field = 'command'): string[] {
   return words
 }
 
-function unterminated(field: string, kind: 'single' | 'double', at: number): RangeError {
-  return invalidValue(field, `${field}: unterminated ${kind} quote (opened at offset ${at})`)
+function unterminated(field: string, kind: 'single' | 'double', at: number): TypeError {
+  return unparsable(field, `unterminated ${kind} quote (opened at offset ${at})`)
 }
 
 /**

@@ -6,7 +6,7 @@
 import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { invalidValue, requireString } from './errors.js'
+import { invalidValue, requireString } from '../errors.js'
 
 export interface PrivateTempFile {
   dir: string
@@ -21,10 +21,10 @@ export function checkBaseName(field: string, name: unknown): string {
   requireString(field, name)
   const value = name as string
   if (value === '' || value === '.' || value === '..' || value.includes('/') || value.includes('\0')) {
-    throw invalidValue(field, `${field} must be a plain file name (no '/', not empty, '.' or '..')`)
+    throw invalidValue(field, "must be a plain file name (no '/', not empty, '.' or '..')", value)
   }
   if (Buffer.byteLength(value) > MAX_BASE_NAME_BYTES) {
-    throw invalidValue(field, `${field} must be at most ${MAX_BASE_NAME_BYTES} bytes`)
+    throw invalidValue(field, `must be at most ${MAX_BASE_NAME_BYTES} bytes`)
   }
   return value
 }

@@ -4,7 +4,7 @@
 
 import { accessSync, constants, statSync } from 'node:fs'
 import { delimiter, dirname, basename, isAbsolute, join, resolve } from 'node:path'
-import { invalidType, invalidValue, requireObject } from './errors.js'
+import { invalidType, invalidValue, requireObject } from '../errors.js'
 
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -49,9 +49,9 @@ export function resolveCudaRoot(env: Env = process.env): CudaRoot | null {
 
 /** `name` on PATH first, then in <root>/bin for the first toolkit variable that is set. */
 export function findTool(name: CudaTool, env: Env = process.env): ToolLocation | null {
-  if (typeof name !== 'string') throw invalidType('name', 'name must be a string')
+  if (typeof name !== 'string') throw invalidType('name', 'a string', name)
   if (!CUDA_TOOLS.includes(name)) {
-    throw invalidValue('name', `name must be one of ${CUDA_TOOLS.join(', ')}`)
+    throw invalidValue('name', `must be one of ${CUDA_TOOLS.join(', ')}`, name)
   }
   checkEnv(env)
   const onPath = searchPath(name, env)

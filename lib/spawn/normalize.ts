@@ -2,7 +2,7 @@
 // Everything the native side needs is converted here; the addon trusts this shape.
 import fs from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
-import { badFd, incompatible, invalidType, invalidValue, outOfRange } from './errors.js'
+import { badFd, incompatible, invalidType, invalidValue, outOfRange } from '../errors.js'
 import { helperPath, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { signalNumber, signalName } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
