@@ -3,7 +3,7 @@
 // harness. Runs are interleaved, A B A B, and commands compared by the median of pairwise ratios.
 import fs from 'node:fs'
 import path from 'node:path'
-import { splitCommand } from '../cuda/index.js'
+import { splitCommand } from '../split-command.js'
 import { benchSvg } from '../bench/svg.js'
 import { figuresOf } from '../bench/figures.js'
 import { ProgressBar } from '../bench/progress.js'

@@ -11,7 +11,8 @@ export {
   type ArgumentRangeError as CudaRangeError,
   type ArgumentTypeError as CudaTypeError,
 } from '../errors.js'
-export { splitCommand, quoteForSplit } from './split-command.js'
+// The word splitter lives at the package root now (../split-command.ts); still exported here.
+export { splitCommand, quoteForSplit } from '../split-command.js'
 export {
   resolveCudaRoot,
   findTool,

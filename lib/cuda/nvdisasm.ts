@@ -10,7 +10,7 @@
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { argumentError, invalidType, invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
-import { splitCommand } from './split-command.js'
+import { splitCommand } from '../split-command.js'
 import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 

@@ -28,7 +28,7 @@ import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireNoNul
 import { EMPTY_DUMP_SASS_COMMAND, dumpSassAsync } from './nvdisasm.js'
 import { DEFAULT_OPT_LEVEL } from './ptxas-argv.js'
 import { runPtxasAsync, type InputRoute, type PtxasStatus } from './ptxas.js'
-import { quoteForSplit, splitCommand } from './split-command.js'
+import { quoteForSplit, splitCommand } from '../split-command.js'
 import { checkBaseName } from './temp-file.js'
 import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env } from './toolkit.js'
 

@@ -17,7 +17,7 @@
 // `-o <file>`, because ptxas 13.0 writes elf.o unless told otherwise.
 
 import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString } from '../errors.js'
-import { quoteForSplit, splitCommand } from './split-command.js'
+import { quoteForSplit, splitCommand } from '../split-command.js'
 import type { Env } from './toolkit.js'
 
 /** Linux's cap on one argv or envp string, its NUL included (MAX_ARG_STRLEN = 32 pages). */
