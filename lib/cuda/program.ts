@@ -537,11 +537,6 @@ export class Program {
 
     // ptxas: the one on PATH, else <CUDA_ROOT>/bin/ptxas; if neither, the harness reports ENOENT.
     const ptxasPath = config.ptxas ?? findTool('ptxas', env)?.path ?? 'ptxas'
-    const flags: string[] = []
-    // Full debug info carries line info; ptxas warns about the pair and drops -lineinfo itself.
-    if (config.deviceDebug) flags.push('--device-debug')
-    else if (config.lineinfo) flags.push('--generate-line-info')
-    if (config.sanitize === 'memcheck') flags.push('--sanitize', 'memcheck')
     // What both tool runs share: the caller's environment and temp root, the name for temp files.
     const common = {
       signal,
@@ -552,7 +547,9 @@ export class Program {
     const run = await runPtxasAsync(this.#ptx, {
       gpuName: config.gpuName,
       optLevel: config.optLevel,
-      ptxasOptions: flags,
+      deviceDebug: config.deviceDebug,
+      lineinfo: config.lineinfo,
+      sanitize: config.sanitize,
       ptxas: ptxasPath,
       timeout: timeoutLeft(),
       ...common,

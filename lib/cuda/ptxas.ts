@@ -15,7 +15,7 @@ import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
-import { buildPtxasArgv, knobsFileFromEnv, ptxFitsInArgv, type PtxasArgvOptions } from './ptxas-argv.js'
+import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
 import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
@@ -76,7 +76,7 @@ export function runPtxas(ptx: string, options: RunPtxasOptions): PtxasRun {
   let temp: PrivateTempFile | null = null
   try {
     temp = ptxInputFile(plan, ptx)
-    const argv = ptxasArgv(plan, ptx, temp)
+    const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
     return interpretPtxasResult(spawnChildSync(ptxasChildSpec(argv, plan)), { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr })
   } finally {
     if (temp !== null) removePrivateTempFile(temp)
@@ -89,7 +89,7 @@ export async function runPtxasAsync(ptx: string, options: RunPtxasOptions): Prom
   let temp: PrivateTempFile | null = null
   try {
     temp = ptxInputFile(plan, ptx)
-    const argv = ptxasArgv(plan, ptx, temp)
+    const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
     const result = await spawnChild(ptxasChildSpec(argv, plan))
     return interpretPtxasResult(result, { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr })
   } finally {
@@ -101,12 +101,9 @@ function ptxInputFile(plan: PtxasPlan, ptx: string): PrivateTempFile | null {
   return plan.inputRoute === 'file' ? createPrivateTempFile(`${plan.inputBaseName}.ptx`, ptx, plan.tempRoot) : null
 }
 
-function ptxasArgv(plan: PtxasPlan, ptx: string, temp: PrivateTempFile | null): string[] {
-  return buildPtxasArgv({ ...plan.argvOptions, ...(temp === null ? { ptx } : { inputFile: temp.path }) })
-}
-
 interface PtxasPlan {
-  argvOptions: PtxasArgvOptions
+  /** Every token but the input's, built once. */
+  tokens: PtxasTokens
   inputRoute: InputRoute
   inputBaseName: string
   tempRoot: string | undefined
@@ -136,17 +133,19 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
     if (api === 'sync') throw invalidValue('signal', 'is for runPtxasAsync: runPtxas cannot be cancelled')
     requireAbortSignal('signal', options.signal)
   }
-  const argvOptions: PtxasArgvOptions = {
+  // Every argv error is thrown here, before a temp file for the input exists.
+  const tokens = ptxasTokens({
     gpuName: options.gpuName,
     optLevel: options.optLevel,
     ptxasOptions: options.ptxasOptions,
+    deviceDebug: options.deviceDebug,
+    lineinfo: options.lineinfo,
+    sanitize: options.sanitize,
     hostCodePath: options.hostCodePath,
     basePtxOptions: options.basePtxOptions,
     env: options.env,
     outputFile: PTXAS_OUTPUT,
-  }
-  // Build once with a stand-in input so every argv error is thrown before a temp file exists.
-  buildPtxasArgv({ ...argvOptions, inputFile: '/' })
+  })
 
   const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
 
@@ -155,7 +154,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
     if (knobs !== null) validateKnobFile(knobs)
   }
   return {
-    argvOptions,
+    tokens,
     inputRoute,
     inputBaseName,
     tempRoot: options.tempRoot,
