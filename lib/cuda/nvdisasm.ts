@@ -17,7 +17,7 @@ import { decodeToolResult, type ToolStatus } from './tool-status.js'
 /** The seed's documented default dumpSassCommand. */
 export const DEFAULT_DUMP_SASS_COMMAND = 'nvdisasm -c'
 
-/** The seed's error for a command that splits into nothing, verbatim. */
+/** tileiras's error for a command that splits into nothing, verbatim. */
 export const EMPTY_DUMP_SASS_COMMAND = 'Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.'
 
 /** tileiras's flag block (rodata 0x57BB97): five bytes, one argv element. */
@@ -83,7 +83,7 @@ export interface SassDump {
 
 /** Dump a cubin's SASS. Throws only for bad input (TypeError/RangeError). */
 export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): SassDump {
-  const plan = planDump(cubin, options, 'sync')
+  const plan = planDump(commandWords(options), cubin, options, 'sync')
   let temp: PrivateTempFile | null = null
   try {
     temp = cubinFile(plan)
@@ -96,7 +96,19 @@ export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSass
 
 /** dumpSass on the event loop; the temp cubin outlives the child and no longer. */
 export async function dumpSassAsync(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): Promise<SassDump> {
-  const plan = planDump(cubin, options, 'async')
+  return dumpWordsAsync(commandWords(options), cubin, options)
+}
+
+/**
+ * dumpSassAsync for a caller that holds the command as words already, from dumpCommandWords
+ * (the Program's pipeline, which may have put a toolkit's nvdisasm in the first word).
+ */
+export async function dumpWordsAsync(
+  words: readonly string[],
+  cubin: Uint8Array | null | undefined,
+  options: Omit<DumpSassOptions, 'command'>,
+): Promise<SassDump> {
+  const plan = planDump(words, cubin, options, 'async')
   let temp: PrivateTempFile | null = null
   try {
     temp = cubinFile(plan)
@@ -107,8 +119,24 @@ export async function dumpSassAsync(cubin: Uint8Array | null | undefined, option
   }
 }
 
+/**
+ * A dump command's argv words: split like sh would (splitCommand). A command that gives no words
+ * at all fails with tileiras's own message, verbatim (it names the option itself).
+ */
+export function dumpCommandWords(command: string, field: string): string[] {
+  const words = splitCommand(command, field)
+  if (words.length === 0) throw argumentError(TypeError, 'ERR_INVALID_ARG_VALUE', field, EMPTY_DUMP_SASS_COMMAND)
+  if (words[0] === '') throw invalidValue(field, 'must not start with an empty word')
+  return words
+}
+
+function commandWords(options: DumpSassOptions): string[] {
+  requireObject('options', options)
+  return dumpCommandWords(requireString('command', options.command ?? DEFAULT_DUMP_SASS_COMMAND), 'command')
+}
+
 interface DumpPlan {
-  words: string[]
+  words: readonly string[]
   cubin: Uint8Array | null
   cubinPath: string | undefined
   inputBaseName: string
@@ -119,14 +147,14 @@ interface DumpPlan {
   signal: AbortSignal | undefined
 }
 
-/** All option checking, in one place, before anything is created or started. */
-function planDump(cubin: Uint8Array | null | undefined, options: DumpSassOptions, api: 'sync' | 'async'): DumpPlan {
+/** All option checking but the command's, in one place, before anything is created or started. */
+function planDump(
+  words: readonly string[],
+  cubin: Uint8Array | null | undefined,
+  options: Omit<DumpSassOptions, 'command'>,
+  api: 'sync' | 'async',
+): DumpPlan {
   requireObject('options', options)
-  const command = requireString('command', options.command ?? DEFAULT_DUMP_SASS_COMMAND)
-  const words = splitCommand(command, 'command')
-  // tileiras's own diagnostic, verbatim (it names the option itself).
-  if (words.length === 0) throw argumentError(TypeError, 'ERR_INVALID_ARG_VALUE', 'command', EMPTY_DUMP_SASS_COMMAND)
-  if (words[0] === '') throw invalidValue('command', 'must not start with an empty word')
   const timeout = requireTimeout(options.timeout ?? DEFAULT_DUMP_SASS_TIMEOUT_MS)
   const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
   if (options.tempRoot !== undefined) requireString('tempRoot', options.tempRoot)

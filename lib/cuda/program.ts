@@ -25,10 +25,9 @@ import { printModule } from '../ptx/print.js'
 import type { PtxModule } from '../ptx/types.js'
 import type { ChildRusage } from '../spawn/types.js'
 import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
-import { EMPTY_DUMP_SASS_COMMAND, dumpSassAsync } from './nvdisasm.js'
+import { dumpCommandWords, dumpWordsAsync } from './nvdisasm.js'
 import { DEFAULT_OPT_LEVEL } from './ptxas-argv.js'
 import { runPtxasAsync, type InputRoute, type PtxasStatus } from './ptxas.js'
-import { quoteForSplit, splitCommand } from '../split-command.js'
 import { checkBaseName } from './temp-file.js'
 import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env } from './toolkit.js'
 
@@ -581,16 +580,11 @@ export class Program {
       if (callerSignal?.aborted) throw compileFailed('the compile was aborted before the SASS dump started', { toolStatus: 'aborted' })
       let words: string[]
       try {
-        words = splitCommand(config.dumpSassCommand, 'dumpSassCommand')
+        words = dumpCommandWords(config.dumpSassCommand, 'dumpSassCommand')
       } catch (error) {
         throw compileFailed((error as Error).message, { tool: 'dump-sass', cause: error })
       }
-      if (words.length === 0 || words[0] === '') throw compileFailed(EMPTY_DUMP_SASS_COMMAND, { tool: 'dump-sass' })
-      const dump = await dumpSassAsync(cubin, {
-        command: dumpCommand(config.dumpSassCommand, words, env),
-        timeout: timeoutLeft(),
-        ...common,
-      })
+      const dump = await dumpWordsAsync(withToolkitNvdisasm(words, env), cubin, { timeout: timeoutLeft(), ...common })
       if (dump.diagnostics !== '') diagnostics.push([dump.diagnostics, 'dump-sass'])
       if (!dump.ok) {
         const reason = dump.status === 'not-found' && words[0] === 'nvdisasm' ? toolNotFoundHint('nvdisasm', env, dump.message) : dump.message
@@ -658,14 +652,13 @@ function compileFailed(reason: string, details: Omit<ProgramErrorDetails, 'reaso
 }
 
 /**
- * The dump command as given, except that a bare `nvdisasm` missing from PATH runs
- * <CUDA_ROOT>/bin/nvdisasm: the seed keeps the CUDA root in the handle for exactly this.
+ * The dump command's words, except that a bare `nvdisasm` missing from PATH runs
+ * <CUDA_ROOT>/bin/nvdisasm: tileiras keeps the toolkit root in the handle for exactly this.
  */
-function dumpCommand(command: string, words: string[], env: Env): string {
-  if (words[0] !== 'nvdisasm') return command
+function withToolkitNvdisasm(words: string[], env: Env): string[] {
+  if (words[0] !== 'nvdisasm') return words
   const location = findTool('nvdisasm', env)
-  if (location === null || location.source === 'PATH') return command
-  return [location.path, ...words.slice(1)].map(quoteForSplit).join(' ')
+  return location === null || location.source === 'PATH' ? words : [location.path, ...words.slice(1)]
 }
 
 /** How to make `tool` findable: the fix, not just the symptom (`diagnostic`, the harness's words). */
