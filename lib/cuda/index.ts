@@ -87,34 +87,29 @@ export {
   type SassDump,
 } from './nvdisasm.js'
 export {
-  Program,
-  ProgramError,
-  compileMany,
-  checkGpuTarget,
-  probePtxText,
-  defaultHostArch,
-  toolNotFoundHint,
   PROGRAM_ERRORS,
+  LOOKS_LIKE_TILE_IR,
+  LOOKS_LIKE_MLIR,
+  ProgramError,
+  type ProgramErrorCode,
+  type ProgramErrorDetails,
+  type ProgramErrorStatus,
+  type ProgramStatus,
+  type ProgramTool,
+} from './program/errors.js'
+export { probePtxText, TILE_IR_MAGIC, MLIR_MAGIC } from './program/input-probe.js'
+export {
+  checkGpuTarget,
+  defaultHostArch,
   SUPPORTED_GPU_TARGETS,
   HOST_ARCHS,
   HOST_OSES,
   MAX_OPT_LEVEL,
-  TILE_IR_MAGIC,
-  MLIR_MAGIC,
-  LOOKS_LIKE_TILE_IR,
-  LOOKS_LIKE_MLIR,
-  type CompileManyOptions,
-  type CompileOptions,
-  type CompileResult,
   type ProgramConfig,
-  type ProgramErrorCode,
-  type ProgramErrorDetails,
-  type ProgramErrorStatus,
   type ProgramHostArch,
   type ProgramHostOs,
-  type ProgramOutput,
   type ProgramSanitize,
-  type ProgramStatus,
-  type ProgramTool,
-  type ToolRunSummary,
-} from './program.js'
+} from './program/config.js'
+export { toolNotFoundHint, type ProgramOutput, type ToolRunSummary } from './program/pipeline.js'
+export { Program, type CompileOptions } from './program/handle.js'
+export { compileMany, type CompileManyOptions, type CompileResult } from './program/compile-many.js'
