@@ -1,6 +1,7 @@
 // `tileharness compile`: the Program handle from the command line. PTX (a file, or a built-in
 // example kernel) -> ptxas -> optional SASS dump -> a host ELF object on disk, written atomically.
-// Exit status is the Program status (seed 004): 0 ok, 2 configuration, 3 not PTX, 5 compile failed.
+// Exit status is the Program status (docs/toolchain-contract.md, "The Program handle"): 0 ok,
+// 2 configuration, 3 not PTX, 5 compile failed.
 // ptxas's stderr reaches our stderr verbatim; everything else we say is one line per message.
 import { randomBytes } from 'node:crypto'
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -228,7 +229,7 @@ function say(line: string): void {
   process.stderr.write(`tileharness compile: ${line}\n`)
 }
 
-/** The seed's message, then what else is known; ptxas's own text has already gone out verbatim. */
+/** The Program's message, then what else is known; ptxas's own text has already gone out verbatim. */
 function failed(error: ProgramError, json: boolean): number {
   say(error.message)
   if (error.reason !== '') say(error.reason)

@@ -1,6 +1,6 @@
 // tileharness/cuda: the ptxas and nvdisasm adapters, knob files and toolkit discovery, built on
-// the subprocess harness in ../spawn, and the Program handle over them. Specification: seeds
-// 000-004 and the measured ptxas 13.0 facts in ../shared/seeds/README.md.
+// the subprocess harness in ../spawn, and the Program handle over them (./program). What they
+// implement, and what ptxas 13.0 measurably does, is docs/toolchain-contract.md.
 
 export {
   invalidType,

@@ -1,5 +1,5 @@
-// The SASS dump adapter (seed 000, "nvdisasm driver") and tileiras's own nvdisasm argv
-// ("nvdisasm command-line construction").
+// The SASS dump adapter and tileiras's own nvdisasm argv (docs/toolchain-contract.md, "The SASS
+// dump (nvdisasm)").
 //
 // dumpSass splits its command string into argv words (the first one resolves through PATH),
 // writes the cubin to a private temp file, appends that file's path as the last argv element,
@@ -14,18 +14,18 @@ import { splitCommand } from '../split-command.js'
 import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
-/** The seed's documented default dumpSassCommand. */
+/** tileiras's documented default dumpSassCommand. */
 export const DEFAULT_DUMP_SASS_COMMAND = 'nvdisasm -c'
 
 /** tileiras's error for a command that splits into nothing, verbatim. */
 export const EMPTY_DUMP_SASS_COMMAND = 'Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.'
 
-/** tileiras's flag block (rodata 0x57BB97): five bytes, one argv element. */
+/** tileiras's flag block: five bytes, four flags, one argv element. */
 export const NVDISASM_FLAG_BLOCK = '-uumn'
 
 /**
- * The sanitize=memcheck tail (rodata 0x57BB9C), one argv element, leading space included. The
- * seed calls it 41 bytes: 40 characters plus the NUL that ends it in rodata.
+ * The sanitize=memcheck tail, one argv element, leading space included: 40 characters (41 bytes
+ * with the NUL that ends it in tileiras's binary).
  */
 export const NVDISASM_SANITIZE_TAIL = ' -sanitize=memcheck -g-tmem-access-check'
 
@@ -33,7 +33,7 @@ export const NVDISASM_SANITIZE_TAIL = ' -sanitize=memcheck -g-tmem-access-check'
 export const DEFAULT_DUMP_SASS_TIMEOUT_MS = 5 * 60 * 1000
 
 export interface NvdisasmArgvOptions {
-  /** 'memcheck' (the seed's sanitize == 1, its only mode) adds the sanitize tail. */
+  /** 'memcheck' (tileiras's sanitize == 1, its only mode) adds the sanitize tail. */
   sanitize?: 'memcheck' | 'none'
 }
 

@@ -1,6 +1,7 @@
 // What a given ptxas binary is and accepts, asked of the binary itself (--version, --help,
 // --list-version) and cached per binary, so a caller can tell before compiling that, say,
-// `--knobs-file` (which the seed's argv uses) is an unknown option to ptxas 13.0.
+// `--knobs-file` (which tileiras's argv uses) is an unknown option to ptxas 13.0
+// (docs/toolchain-contract.md, "Measured: ptxas 13.0").
 
 import { realpathSync, statSync } from 'node:fs'
 import { spawnChildSync } from '../spawn/index.js'

@@ -1,9 +1,10 @@
-// The ptxas adapter (seed 001, "Subprocess construction"): the PTX goes out on the command line,
-// the cubin comes back through the child's stdout pipe, and ptxas's stderr is kept verbatim.
+// The ptxas adapter (docs/toolchain-contract.md, "The ptxas child"): the PTX goes out on the
+// command line, the cubin comes back through the child's stdout pipe, and ptxas's stderr is kept
+// verbatim.
 //
-// The child is started the way the seed says: the posix_spawn fast path (no setsid, no rlimits),
-// stdin closed, the environment inherited unchanged unless the caller passes one, and a timeout.
-// Two measured facts about ptxas 13.0 shape the rest:
+// The child is started the way tileiras starts it: the posix_spawn fast path (no setsid, no
+// rlimits), stdin closed, the environment inherited unchanged unless the caller passes one, and a
+// timeout. Two measured facts about ptxas 13.0 ("Measured: ptxas 13.0") shape the rest:
 //   - it writes its cubin to elf.o unless given -o, so we append `-o /dev/stdout`, which works
 //     because the harness gives the child a real pipe (pipe2), not a socket;
 //   - one argv string is capped at MAX_ARG_STRLEN, so PTX too big for --input-as-string is
@@ -34,7 +35,7 @@ export interface RunPtxasOptions extends Omit<PtxasArgvOptions, 'ptx' | 'inputFi
   env?: Record<string, string | undefined>
   /** Milliseconds, 0 = none; default DEFAULT_PTXAS_TIMEOUT_MS. */
   timeout?: number
-  /** The seed's shape: stderr merged into stdout with dup2, one buffer to split. Default false. */
+  /** tileiras's shape: stderr merged into stdout with dup2, one buffer to split. Default false. */
   mergeStderr?: boolean
   /** 'auto' (default): argv when the PTX fits in one argv string, else a temp file. */
   inputRoute?: 'auto' | InputRoute
@@ -168,7 +169,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
 }
 
 /**
- * The seed's child: posix_spawn, stdin closed, cubin on a stdout pipe, stderr piped or merged.
+ * tileiras's ptxas child: posix_spawn, stdin closed, cubin on a stdout pipe, stderr piped or merged.
  * Measured (unless `measure: false`), so the rusage reported for ptxas is ptxas's own and not
  * inflated to this process's RSS.
  */
@@ -202,7 +203,7 @@ export function ptxasChildSpec(
 }
 
 /**
- * Read a finished ptxas child: the seed's exit-code table, then the cubin. On exit 0 the cubin
+ * Read a finished ptxas child: the exit-status table (tool-status.ts), then the cubin. On exit 0 the cubin
  * must be whole (a valid ELF that ends where stdout ends, or in merged mode the first valid ELF
  * in the buffer); anything else is 'no-cubin'. On any failure there is no cubin.
  */

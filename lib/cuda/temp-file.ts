@@ -1,7 +1,8 @@
-// Private temporary files for the tools: the cubin nvdisasm reads (seed 000, "nvdisasm driver")
-// and the PTX file ptxas reads when the text is too big for one argv string. Each lives alone in
-// its own mkdtemp directory (0700), is created exclusively ('wx', 0600) so nothing already there
-// is ever followed or reused, and goes away with its directory.
+// Private temporary files for the tools: the cubin nvdisasm reads (docs/toolchain-contract.md,
+// "The SASS dump (nvdisasm)") and the PTX file ptxas reads when the text is too big for one argv
+// string ("The ptxas child"). Each lives alone in its own mkdtemp directory (0700), is created
+// exclusively ('wx', 0600) so nothing already there is ever followed or reused, and goes away
+// with its directory.
 
 import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,6 +1,7 @@
-// Toolkit discovery (seed 002, "Environment-variable inheritance"): CUDA_ROOT, CUDA_HOME and
-// CUDA_PATH name the toolkit, and PATH is how ptxas and nvdisasm are found by basename. The child
-// environment itself is never edited here: it is inherited unchanged unless a caller passes one.
+// Toolkit discovery (docs/toolchain-contract.md, "Toolkit discovery and the environment"):
+// CUDA_ROOT, CUDA_HOME and CUDA_PATH name the toolkit, and PATH is how ptxas and nvdisasm are found
+// by basename. The child environment itself is never edited here: it is inherited unchanged unless
+// a caller passes one.
 
 import { accessSync, constants, statSync } from 'node:fs'
 import { delimiter, dirname, basename, isAbsolute, join, resolve } from 'node:path'
