@@ -3,7 +3,7 @@
 // harness. Runs are interleaved, A B A B, and commands compared by the median of pairwise ratios.
 import fs from 'node:fs'
 import path from 'node:path'
-import { splitCommand } from '../cuda/index.js'
+import { splitCommand } from '../split-command.js'
 import { benchSvg } from '../bench/svg.js'
 import { figuresOf } from '../bench/figures.js'
 import { ProgressBar } from '../bench/progress.js'
@@ -12,7 +12,8 @@ import {
   type BenchOptionsRecord, type BenchReport, type BenchRun, type CommandRuns,
 } from '../bench/report.js'
 import { spawnChild, type ChildResult, type ChildSpec } from '../spawn/index.js'
-import { UsageError, parseDuration, parseRlimit } from './units.js'
+import { LAUNCHERS, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { parseDuration, parseRlimit } from './units.js'
 
 export const BENCH_USAGE = `usage: tileharness bench [-n 10] [--warmup 1] [--timeout 30s] [--rlimit as=2G]...
                          [--json F] [--markdown F] [--csv F] [--svg F] [--reference 'CMD']
@@ -59,7 +60,22 @@ interface BenchOptions {
   outputs: { json?: string; markdown?: string; csv?: string; svg?: string }
 }
 
-const VALUE_OPTIONS = new Set(['-n', '--runs', '--warmup', '--timeout', '--rlimit', '--json', '--markdown', '--csv', '--svg', '--reference', '--launcher'])
+const BENCH_OPTIONS: OptionTable = {
+  runs: { kind: 'value', short: 'n' },
+  warmup: { kind: 'value' },
+  timeout: { kind: 'value' },
+  rlimit: { kind: 'value' },
+  json: { kind: 'value' },
+  markdown: { kind: 'value' },
+  csv: { kind: 'value' },
+  svg: { kind: 'value' },
+  reference: { kind: 'value' },
+  launcher: { kind: 'value' },
+  shell: { kind: 'flag' },
+  'ignore-failure': { kind: 'flag', short: 'i' },
+  'no-measure': { kind: 'flag' },
+  'show-output': { kind: 'flag' },
+}
 
 function count(text: string, option: string, min: number): number {
   if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
@@ -84,42 +100,23 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     runs: 10, warmup: 1, timeoutMs: 0, rlimits: {}, shell: false, measure: true, ignoreFailure: false,
     launcher: 'auto', showOutput: false, reference: null, commands: [], outputs: {},
   }
-  let options = true
-  for (let i = 0; i < argv.length; i++) {
-    let arg = argv[i]
-    if (!options || !arg.startsWith('-') || arg === '-') { o.commands.push(arg); continue }
-    if (arg === '--') { options = false; continue }
-    let value: string | undefined
-    const eq = arg.indexOf('=')
-    if (arg.startsWith('--') && eq > 0) { value = arg.slice(eq + 1); arg = arg.slice(0, eq) }
-    else if (/^-n\d+$/.test(arg)) { value = arg.slice(2); arg = '-n' }
-    if (VALUE_OPTIONS.has(arg) && value === undefined) {
-      if (i + 1 >= argv.length) throw new UsageError(`option ${arg} needs a value`)
-      value = argv[++i]
-    } else if (!VALUE_OPTIONS.has(arg) && value !== undefined) {
-      throw new UsageError(`option ${arg} takes no value`)
-    }
-    switch (arg) {
-      case '-n': case '--runs': o.runs = count(value!, arg, 1); break
-      case '--warmup': o.warmup = count(value!, arg, 0); break
-      case '--timeout': o.timeoutMs = parseDuration(value!, '--timeout'); break
-      case '--rlimit': { const [name, v] = parseRlimit(value!); o.rlimits[name] = v; break }
-      case '--json': o.outputs.json = writablePath(value!, arg); break
-      case '--markdown': o.outputs.markdown = writablePath(value!, arg); break
-      case '--csv': o.outputs.csv = writablePath(value!, arg); break
-      case '--svg': o.outputs.svg = writablePath(value!, arg); break
-      case '--reference': o.reference = value!; break
-      case '--launcher':
-        if (value !== 'auto' && value !== 'posix_spawn' && value !== 'fork') throw new UsageError(`invalid --launcher '${value}' (auto, posix_spawn or fork)`)
-        o.launcher = value
-        break
-      case '--shell': o.shell = true; break
-      case '-i': case '--ignore-failure': o.ignoreFailure = true; break
-      case '--no-measure': o.measure = false; break
-      case '--show-output': o.showOutput = true; break
-      default: throw new UsageError(`unknown option ${arg}`)
-    }
-  }
+  o.commands = parseCommandLine(argv, BENCH_OPTIONS, {
+    option(name, value, option) {
+      switch (name) {
+        case 'runs': o.runs = count(value!, option, 1); break
+        case 'warmup': o.warmup = count(value!, option, 0); break
+        case 'timeout': o.timeoutMs = parseDuration(value!, option); break
+        case 'rlimit': { const [limit, v] = parseRlimit(value!); o.rlimits[limit] = v; break }
+        case 'json': case 'markdown': case 'csv': case 'svg': o.outputs[name] = writablePath(value!, option); break
+        case 'reference': o.reference = value!; break
+        case 'launcher': o.launcher = oneOf(value!, LAUNCHERS, option); break
+        case 'shell': o.shell = true; break
+        case 'ignore-failure': o.ignoreFailure = true; break
+        case 'no-measure': o.measure = false; break
+        case 'show-output': o.showOutput = true; break
+      }
+    },
+  })
   if (o.commands.length === 0) throw new UsageError('no command given')
   return o
 }

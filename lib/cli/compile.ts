@@ -1,6 +1,7 @@
 // `tileharness compile`: the Program handle from the command line. PTX (a file, or a built-in
 // example kernel) -> ptxas -> optional SASS dump -> a host ELF object on disk, written atomically.
-// Exit status is the Program status (seed 004): 0 ok, 2 configuration, 3 not PTX, 5 compile failed.
+// Exit status is the Program status (docs/toolchain-contract.md, "The Program handle"): 0 ok,
+// 2 configuration, 3 not PTX, 5 compile failed.
 // ptxas's stderr reaches our stderr verbatim; everything else we say is one line per message.
 import { randomBytes } from 'node:crypto'
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -11,7 +12,8 @@ import {
 } from '../cuda/index.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
-import { UsageError, formatBytes, parseDuration } from './units.js'
+import { UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { formatBytes, parseDuration } from './units.js'
 
 export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [-O 0-3] [--device-debug] [--lineinfo]
                           [--host-arch x86_64] [--dump-sass ['nvdisasm -c']] [--sanitize memcheck]
@@ -61,9 +63,23 @@ export interface CompileArgs {
   help: boolean
 }
 
-const VALUE_OPTIONS = new Set([
-  '--gpu-name', '-O', '--opt-level', '--host-arch', '--host-os', '--sanitize', '--timeout', '-o', '--output', '--example',
-])
+const COMPILE_OPTIONS: OptionTable = {
+  'gpu-name': { kind: 'value' },
+  'opt-level': { kind: 'value', short: 'O' },
+  'device-debug': { kind: 'flag' },
+  lineinfo: { kind: 'flag' },
+  'allow-any-target': { kind: 'flag' },
+  'host-arch': { kind: 'value' },
+  'host-os': { kind: 'value' },
+  // A following argument is the command unless it looks like an option or the INPUT.
+  'dump-sass': { kind: 'optional', takesNext: (next) => !next.startsWith('-') && !next.endsWith('.ptx') },
+  sanitize: { kind: 'value' },
+  timeout: { kind: 'value' },
+  output: { kind: 'value', short: 'o' },
+  example: { kind: 'value' },
+  json: { kind: 'flag' },
+  help: { kind: 'flag', short: 'h' },
+}
 
 export function parseCompileArgs(argv: readonly string[]): CompileArgs {
   const args: CompileArgs = {
@@ -71,57 +87,36 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
     allowAnyTarget: false, hostArch: undefined, hostOs: undefined, dumpSass: null, sanitize: undefined,
     timeout: undefined, output: null, json: false, help: false,
   }
-  let operandsOnly = false
-  for (let i = 0; i < argv.length; i++) {
-    let arg = argv[i]
-    if (operandsOnly || !arg.startsWith('-') || arg === '-') {
-      if (args.input !== null) throw new UsageError(`more than one INPUT ('${args.input}' and '${arg}')`)
-      args.input = arg
-      continue
-    }
-    if (arg === '--') { operandsOnly = true; continue }
-    let value: string | undefined
-    const eq = arg.indexOf('=')
-    if (arg.startsWith('--') && eq > 0) { value = arg.slice(eq + 1); arg = arg.slice(0, eq) }
-    else if (/^-O\d/.test(arg)) { value = arg.slice(2); arg = '-O' }
-    if (VALUE_OPTIONS.has(arg) && value === undefined) {
-      if (i + 1 >= argv.length) throw new UsageError(`option ${arg} needs a value`)
-      value = argv[++i]
-    }
-    switch (arg) {
-      case '--gpu-name': args.gpuName = value!; break
-      case '-O':
-      case '--opt-level': args.optLevel = /^\d+$/.test(value!) ? Number(value) : value; break
-      case '--device-debug': args.deviceDebug = true; break
-      case '--lineinfo': args.lineinfo = true; break
-      case '--allow-any-target': args.allowAnyTarget = true; break
-      case '--host-arch': args.hostArch = value; break
-      case '--host-os': args.hostOs = value; break
-      case '--dump-sass': {
-        const next = argv[i + 1]
-        if (value === undefined && next !== undefined && !next.startsWith('-') && !next.endsWith('.ptx')) value = argv[++i]
-        args.dumpSass = value ?? DEFAULT_DUMP_SASS_COMMAND
-        break
-      }
-      case '--sanitize':
-        if (value !== 'memcheck' && value !== 'none') throw new UsageError(`invalid --sanitize '${value}' (memcheck or none)`)
-        args.sanitize = value
-        break
-      case '--timeout': args.timeout = Math.ceil(parseDuration(value!, '--timeout')); break
-      case '-o':
-      case '--output': args.output = value!; break
-      case '--example':
-        if (!(EXAMPLE_KERNELS as readonly string[]).includes(value!)) {
-          throw new UsageError(`unknown example '${value}' (${EXAMPLE_KERNELS.join(', ')})`)
+  parseCommandLine(argv, COMPILE_OPTIONS, {
+    operand(input) {
+      if (args.input !== null) throw new UsageError(`more than one INPUT ('${args.input}' and '${input}')`)
+      args.input = input
+    },
+    option(name, value, option) {
+      switch (name) {
+        case 'gpu-name': args.gpuName = value!; break
+        case 'opt-level': args.optLevel = /^\d+$/.test(value!) ? Number(value) : value; break
+        case 'device-debug': args.deviceDebug = true; break
+        case 'lineinfo': args.lineinfo = true; break
+        case 'allow-any-target': args.allowAnyTarget = true; break
+        case 'host-arch': args.hostArch = value; break
+        case 'host-os': args.hostOs = value; break
+        case 'dump-sass': args.dumpSass = value ?? DEFAULT_DUMP_SASS_COMMAND; break
+        case 'sanitize': args.sanitize = oneOf(value!, ['memcheck', 'none'] as const, option); break
+        case 'timeout': args.timeout = Math.ceil(parseDuration(value!, option)); break
+        case 'output': args.output = value!; break
+        case 'example': {
+          if (!(EXAMPLE_KERNELS as readonly string[]).includes(value!)) {
+            throw new UsageError(`unknown example '${value}' (${EXAMPLE_KERNELS.join(', ')})`)
+          }
+          args.example = value as ExampleKernelName
+          break
         }
-        args.example = value as ExampleKernelName
-        break
-      case '--json': args.json = true; break
-      case '-h':
-      case '--help': args.help = true; break
-      default: throw new UsageError(`unknown option ${arg}`)
-    }
-  }
+        case 'json': args.json = true; break
+        case 'help': args.help = true; break
+      }
+    },
+  })
   if (args.input !== null && args.example !== null) throw new UsageError('give either INPUT or --example, not both')
   if (args.output === '') throw new UsageError('-o needs a file name')
   return args
@@ -234,7 +229,7 @@ function say(line: string): void {
   process.stderr.write(`tileharness compile: ${line}\n`)
 }
 
-/** The seed's message, then what else is known; ptxas's own text has already gone out verbatim. */
+/** The Program's message, then what else is known; ptxas's own text has already gone out verbatim. */
 function failed(error: ProgramError, json: boolean): number {
   say(error.message)
   if (error.reason !== '') say(error.reason)

@@ -4,7 +4,7 @@
 import { compileCommand } from './compile.js'
 import { RUN_USAGE, runCommand } from './run.js'
 import { BENCH_USAGE, benchCommand } from './bench.js'
-import { UsageError } from './units.js'
+import { UsageError } from './options.js'
 
 const USAGE = `usage: tileharness <command> [options]
 

@@ -1,7 +1,8 @@
 // `tileharness run`: the harness from the command line, for people who chain `timeout`,
 // `prlimit`, `setsid` and `/usr/bin/time -v`. Exit status follows coreutils timeout.
 import { startChild, signalNumber, type ChildResult, type ChildSpec, type RlimitName } from '../spawn/index.js'
-import { UsageError, formatBytes, parseDuration, parseRlimit } from './units.js'
+import { LAUNCHERS, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { formatBytes, parseDuration, parseRlimit } from './units.js'
 
 export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s] [--signal SIG] [--rlimit as=2G]...
                        [--setsid] [--cwd DIR] [--env K=V]... [--merge-stderr] [--launcher L]
@@ -29,7 +30,19 @@ interface RunOptions {
   json: boolean
 }
 
-const VALUE_OPTIONS = new Set(['--timeout', '--kill-after', '--signal', '--rlimit', '--cwd', '--env', '--launcher'])
+const RUN_OPTIONS: OptionTable = {
+  timeout: { kind: 'value' },
+  'kill-after': { kind: 'value' },
+  signal: { kind: 'value' },
+  rlimit: { kind: 'value' },
+  cwd: { kind: 'value' },
+  env: { kind: 'value' },
+  launcher: { kind: 'value' },
+  setsid: { kind: 'flag' },
+  'merge-stderr': { kind: 'flag' },
+  usage: { kind: 'flag' },
+  json: { kind: 'flag' },
+}
 
 export function parseRunArgs(argv: string[]): RunOptions {
   const spec: ChildSpec = { file: '', stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' }
@@ -39,43 +52,29 @@ export function parseRunArgs(argv: string[]): RunOptions {
   let usage = false, json = false, merge = false
   let killAfter: number | undefined
   let signal: string | undefined
-  let i = 0
-  for (; i < argv.length; i++) {
-    let arg = argv[i]
-    if (arg === '--') { i++; break }
-    if (!arg.startsWith('-') || arg === '-') break
-    let value: string | undefined
-    const eq = arg.indexOf('=')
-    if (arg.startsWith('--') && eq > 0) { value = arg.slice(eq + 1); arg = arg.slice(0, eq) }
-    if (VALUE_OPTIONS.has(arg) && value === undefined) {
-      if (i + 1 >= argv.length) throw new UsageError(`option ${arg} needs a value`)
-      value = argv[++i]
-    }
-    switch (arg) {
-      case '--timeout': spec.timeout = parseDuration(value!, '--timeout'); break
-      case '--kill-after': killAfter = parseDuration(value!, '--kill-after'); break
-      case '--signal': signal = value!; break
-      case '--rlimit': { const [name, v] = parseRlimit(value!); rlimits[name] = v; break }
-      case '--cwd': spec.cwd = value!; break
-      case '--env': {
-        const k = value!.indexOf('=')
-        if (k <= 0) throw new UsageError(`invalid --env '${value}' (use NAME=VALUE)`)
-        env[value!.slice(0, k)] = value!.slice(k + 1)
-        envGiven = true
-        break
+  const command = parseCommandLine(argv, RUN_OPTIONS, {
+    option(name, value, option) {
+      switch (name) {
+        case 'timeout': spec.timeout = parseDuration(value!, option); break
+        case 'kill-after': killAfter = parseDuration(value!, option); break
+        case 'signal': signal = value!; break
+        case 'rlimit': { const [limit, v] = parseRlimit(value!); rlimits[limit] = v; break }
+        case 'cwd': spec.cwd = value!; break
+        case 'env': {
+          const k = value!.indexOf('=')
+          if (k <= 0) throw new UsageError(`invalid --env '${value}' (use NAME=VALUE)`)
+          env[value!.slice(0, k)] = value!.slice(k + 1)
+          envGiven = true
+          break
+        }
+        case 'launcher': spec.launcher = oneOf(value!, LAUNCHERS, option); break
+        case 'setsid': spec.setsid = true; break
+        case 'merge-stderr': merge = true; break
+        case 'usage': usage = true; break
+        case 'json': json = true; break
       }
-      case '--launcher':
-        if (value !== 'auto' && value !== 'posix_spawn' && value !== 'fork') throw new UsageError(`invalid --launcher '${value}' (auto, posix_spawn or fork)`)
-        spec.launcher = value
-        break
-      case '--setsid': spec.setsid = true; break
-      case '--merge-stderr': merge = true; break
-      case '--usage': usage = true; break
-      case '--json': json = true; break
-      default: throw new UsageError(`unknown option ${arg}`)
-    }
-  }
-  const command = argv.slice(i)
+    },
+  }, { operands: 'command' })
   if (command.length === 0) throw new UsageError('no command given')
   spec.file = command[0]
   spec.args = command.slice(1)

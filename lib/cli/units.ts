@@ -1,8 +1,6 @@
 // Duration and size parsers shared by the CLI commands: `500ms`, `5s`, `2m`, `1h`; `512K`, `2G`.
 
-export class UsageError extends Error {
-  code = 'ERR_USAGE'
-}
+import { UsageError } from './options.js'
 
 const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60000, h: 3600000 }
 

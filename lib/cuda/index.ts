@@ -1,9 +1,18 @@
 // tileharness/cuda: the ptxas and nvdisasm adapters, knob files and toolkit discovery, built on
-// the subprocess harness in ../spawn, and the Program handle over them. Specification: seeds
-// 000-004 and the measured ptxas 13.0 facts in ../shared/seeds/README.md.
+// the subprocess harness in ../spawn, and the Program handle over them (./program). What they
+// implement, and what ptxas 13.0 measurably does, is docs/toolchain-contract.md.
 
-export { invalidType, invalidValue, outOfRange, type CudaErrorCode, type CudaRangeError, type CudaTypeError } from './errors.js'
-export { splitCommand, quoteForSplit } from './split-command.js'
+export {
+  invalidType,
+  invalidValue,
+  outOfRange,
+  // The names these types had when the CUDA layer had its own errors module.
+  type ArgumentErrorCode as CudaErrorCode,
+  type ArgumentRangeError as CudaRangeError,
+  type ArgumentTypeError as CudaTypeError,
+} from '../errors.js'
+// The word splitter lives at the package root now (../split-command.ts); still exported here.
+export { splitCommand, quoteForSplit } from '../split-command.js'
 export {
   resolveCudaRoot,
   findTool,
@@ -78,34 +87,29 @@ export {
   type SassDump,
 } from './nvdisasm.js'
 export {
-  Program,
-  ProgramError,
-  compileMany,
-  checkGpuTarget,
-  probePtxText,
-  defaultHostArch,
-  toolNotFoundHint,
   PROGRAM_ERRORS,
+  LOOKS_LIKE_TILE_IR,
+  LOOKS_LIKE_MLIR,
+  ProgramError,
+  type ProgramErrorCode,
+  type ProgramErrorDetails,
+  type ProgramErrorStatus,
+  type ProgramStatus,
+  type ProgramTool,
+} from './program/errors.js'
+export { probePtxText, TILE_IR_MAGIC, MLIR_MAGIC } from './program/input-probe.js'
+export {
+  checkGpuTarget,
+  defaultHostArch,
   SUPPORTED_GPU_TARGETS,
   HOST_ARCHS,
   HOST_OSES,
   MAX_OPT_LEVEL,
-  TILE_IR_MAGIC,
-  MLIR_MAGIC,
-  LOOKS_LIKE_TILE_IR,
-  LOOKS_LIKE_MLIR,
-  type CompileManyOptions,
-  type CompileOptions,
-  type CompileResult,
   type ProgramConfig,
-  type ProgramErrorCode,
-  type ProgramErrorDetails,
-  type ProgramErrorStatus,
   type ProgramHostArch,
   type ProgramHostOs,
-  type ProgramOutput,
   type ProgramSanitize,
-  type ProgramStatus,
-  type ProgramTool,
-  type ToolRunSummary,
-} from './program.js'
+} from './program/config.js'
+export { toolNotFoundHint, type ProgramOutput, type ToolRunSummary } from './program/pipeline.js'
+export { Program, type CompileOptions } from './program/handle.js'
+export { compileMany, type CompileManyOptions, type CompileResult } from './program/compile-many.js'

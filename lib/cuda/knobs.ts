@@ -1,6 +1,6 @@
-// The ptxas knob file (seed 001, "Knob-file format"). tileiras only forwards the path and ptxas
-// does the parsing; this is a validator that lets the ptxas adapter reject a malformed file before
-// spawning, with ptxas's own fatal messages.
+// The ptxas knob file (docs/toolchain-contract.md, "Knob files"). tileiras only forwards the path
+// and ptxas does the parsing; this is a validator that lets the ptxas adapter reject a malformed
+// file before spawning, with ptxas's own fatal messages.
 //
 //   <arbitrary preamble bytes>
 //   [knobs]
@@ -22,7 +22,7 @@
 // messages.
 
 import { readFileSync } from 'node:fs'
-import { requireObject, requireString } from './errors.js'
+import { requireObject, requireString } from '../errors.js'
 
 /** ptxas's fatal knob messages, verbatim (%s = the knobs file path or the knob text). */
 export const KNOB_MESSAGES = {

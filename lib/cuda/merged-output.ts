@@ -1,9 +1,10 @@
-// Finding the cubin in ptxas's output. With the seed's stderr merge (dup2(stdout, stderr)) the
-// cubin and any diagnostic text share one buffer: ptxas prints warnings while it compiles and
-// writes the cubin at the end, so a merged buffer looks like `<warnings><ELF>[<more text>]`.
-// The seed tells them apart "by inspecting the leading bytes for the ELF magic"; we look for the
-// magic anywhere, and accept it only where a whole, well-formed ELF64 cubin header, section table
-// and program header table fit, so stray text can't be taken for a cubin or cut one short.
+// Finding the cubin in ptxas's output. With the stderr merge (dup2(stdout, stderr);
+// docs/toolchain-contract.md, "The ptxas child") the cubin and any diagnostic text share one
+// buffer: ptxas prints warnings while it compiles and writes the cubin at the end, so a merged
+// buffer looks like `<warnings><ELF>[<more text>]`. tileiras tells them apart by the ELF magic in
+// the leading bytes; we look for the magic anywhere, and accept it only where a whole, well-formed
+// ELF64 cubin header, section table and program header table fit, so stray text can't be taken
+// for a cubin or cut one short.
 
 import {
   ELF64_EHDR_SIZE as EHDR_SIZE, ELF64_SHDR_SIZE as SHDR_SIZE, ELF_MAGIC as MAGIC_BYTES, ELFCLASS64, ELFDATA2LSB,

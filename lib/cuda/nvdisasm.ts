@@ -1,5 +1,5 @@
-// The SASS dump adapter (seed 000, "nvdisasm driver") and tileiras's own nvdisasm argv
-// ("nvdisasm command-line construction").
+// The SASS dump adapter and tileiras's own nvdisasm argv (docs/toolchain-contract.md, "The SASS
+// dump (nvdisasm)").
 //
 // dumpSass splits its command string into argv words (the first one resolves through PATH),
 // writes the cubin to a private temp file, appends that file's path as the last argv element,
@@ -9,23 +9,23 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
-import { splitCommand } from './split-command.js'
+import { argumentError, invalidType, invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { splitCommand } from '../split-command.js'
 import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
-/** The seed's documented default dumpSassCommand. */
+/** tileiras's documented default dumpSassCommand. */
 export const DEFAULT_DUMP_SASS_COMMAND = 'nvdisasm -c'
 
-/** The seed's error for a command that splits into nothing, verbatim. */
+/** tileiras's error for a command that splits into nothing, verbatim. */
 export const EMPTY_DUMP_SASS_COMMAND = 'Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.'
 
-/** tileiras's flag block (rodata 0x57BB97): five bytes, one argv element. */
+/** tileiras's flag block: five bytes, four flags, one argv element. */
 export const NVDISASM_FLAG_BLOCK = '-uumn'
 
 /**
- * The sanitize=memcheck tail (rodata 0x57BB9C), one argv element, leading space included. The
- * seed calls it 41 bytes: 40 characters plus the NUL that ends it in rodata.
+ * The sanitize=memcheck tail, one argv element, leading space included: 40 characters (41 bytes
+ * with the NUL that ends it in tileiras's binary).
  */
 export const NVDISASM_SANITIZE_TAIL = ' -sanitize=memcheck -g-tmem-access-check'
 
@@ -33,7 +33,7 @@ export const NVDISASM_SANITIZE_TAIL = ' -sanitize=memcheck -g-tmem-access-check'
 export const DEFAULT_DUMP_SASS_TIMEOUT_MS = 5 * 60 * 1000
 
 export interface NvdisasmArgvOptions {
-  /** 'memcheck' (the seed's sanitize == 1, its only mode) adds the sanitize tail. */
+  /** 'memcheck' (tileiras's sanitize == 1, its only mode) adds the sanitize tail. */
   sanitize?: 'memcheck' | 'none'
 }
 
@@ -41,7 +41,7 @@ export interface NvdisasmArgvOptions {
 export function buildNvdisasmArgv(options: NvdisasmArgvOptions = {}): string[] {
   requireObject('options', options)
   const sanitize = options.sanitize ?? 'none'
-  if (sanitize !== 'memcheck' && sanitize !== 'none') throw invalidValue('sanitize', "sanitize must be 'memcheck' or 'none'")
+  if (sanitize !== 'memcheck' && sanitize !== 'none') throw invalidValue('sanitize', "must be 'memcheck' or 'none'", sanitize)
   const argv = ['nvdisasm', '-c', NVDISASM_FLAG_BLOCK]
   if (sanitize === 'memcheck') argv.push(NVDISASM_SANITIZE_TAIL)
   return argv
@@ -83,7 +83,7 @@ export interface SassDump {
 
 /** Dump a cubin's SASS. Throws only for bad input (TypeError/RangeError). */
 export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): SassDump {
-  const plan = planDump(cubin, options, 'sync')
+  const plan = planDump(commandWords(options), cubin, options, 'sync')
   let temp: PrivateTempFile | null = null
   try {
     temp = cubinFile(plan)
@@ -96,7 +96,19 @@ export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSass
 
 /** dumpSass on the event loop; the temp cubin outlives the child and no longer. */
 export async function dumpSassAsync(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): Promise<SassDump> {
-  const plan = planDump(cubin, options, 'async')
+  return dumpWordsAsync(commandWords(options), cubin, options)
+}
+
+/**
+ * dumpSassAsync for a caller that holds the command as words already, from dumpCommandWords
+ * (the Program's pipeline, which may have put a toolkit's nvdisasm in the first word).
+ */
+export async function dumpWordsAsync(
+  words: readonly string[],
+  cubin: Uint8Array | null | undefined,
+  options: Omit<DumpSassOptions, 'command'>,
+): Promise<SassDump> {
+  const plan = planDump(words, cubin, options, 'async')
   let temp: PrivateTempFile | null = null
   try {
     temp = cubinFile(plan)
@@ -107,8 +119,24 @@ export async function dumpSassAsync(cubin: Uint8Array | null | undefined, option
   }
 }
 
+/**
+ * A dump command's argv words: split like sh would (splitCommand). A command that gives no words
+ * at all fails with tileiras's own message, verbatim (it names the option itself).
+ */
+export function dumpCommandWords(command: string, field: string): string[] {
+  const words = splitCommand(command, field)
+  if (words.length === 0) throw argumentError(TypeError, 'ERR_INVALID_ARG_VALUE', field, EMPTY_DUMP_SASS_COMMAND)
+  if (words[0] === '') throw invalidValue(field, 'must not start with an empty word')
+  return words
+}
+
+function commandWords(options: DumpSassOptions): string[] {
+  requireObject('options', options)
+  return dumpCommandWords(requireString('command', options.command ?? DEFAULT_DUMP_SASS_COMMAND), 'command')
+}
+
 interface DumpPlan {
-  words: string[]
+  words: readonly string[]
   cubin: Uint8Array | null
   cubinPath: string | undefined
   inputBaseName: string
@@ -119,26 +147,27 @@ interface DumpPlan {
   signal: AbortSignal | undefined
 }
 
-/** All option checking, in one place, before anything is created or started. */
-function planDump(cubin: Uint8Array | null | undefined, options: DumpSassOptions, api: 'sync' | 'async'): DumpPlan {
+/** All option checking but the command's, in one place, before anything is created or started. */
+function planDump(
+  words: readonly string[],
+  cubin: Uint8Array | null | undefined,
+  options: Omit<DumpSassOptions, 'command'>,
+  api: 'sync' | 'async',
+): DumpPlan {
   requireObject('options', options)
-  const command = requireString('command', options.command ?? DEFAULT_DUMP_SASS_COMMAND)
-  const words = splitCommand(command, 'command')
-  if (words.length === 0) throw invalidValue('command', EMPTY_DUMP_SASS_COMMAND)
-  if (words[0] === '') throw invalidValue('command', 'command must not start with an empty word')
   const timeout = requireTimeout(options.timeout ?? DEFAULT_DUMP_SASS_TIMEOUT_MS)
   const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
   if (options.tempRoot !== undefined) requireString('tempRoot', options.tempRoot)
   if (options.env !== undefined) requireObject('env', options.env)
   if (options.signal !== undefined) {
-    if (api === 'sync') throw invalidValue('signal', 'signal is for dumpSassAsync: dumpSass cannot be cancelled')
-    if (!(options.signal instanceof AbortSignal)) throw invalidType('signal', 'signal must be an AbortSignal')
+    if (api === 'sync') throw invalidValue('signal', 'is for dumpSassAsync: dumpSass cannot be cancelled')
+    requireAbortSignal('signal', options.signal)
   }
   const cubinPath = options.cubinPath
   if (cubinPath !== undefined) {
-    if (requireNoNul('cubinPath', requireString('cubinPath', cubinPath)) === '') throw invalidValue('cubinPath', 'cubinPath must not be empty')
+    if (requireNoNul('cubinPath', requireString('cubinPath', cubinPath)) === '') throw invalidValue('cubinPath', 'must not be empty')
   } else if (!(cubin instanceof Uint8Array)) {
-    throw invalidType('cubin', 'cubin must be a Buffer or Uint8Array (or give cubinPath)')
+    throw invalidType('cubin', 'a Buffer or Uint8Array (or give cubinPath)', cubin)
   }
   return {
     words,

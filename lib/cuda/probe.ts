@@ -1,11 +1,12 @@
 // What a given ptxas binary is and accepts, asked of the binary itself (--version, --help,
 // --list-version) and cached per binary, so a caller can tell before compiling that, say,
-// `--knobs-file` (which the seed's argv uses) is an unknown option to ptxas 13.0.
+// `--knobs-file` (which tileiras's argv uses) is an unknown option to ptxas 13.0
+// (docs/toolchain-contract.md, "Measured: ptxas 13.0").
 
 import { realpathSync, statSync } from 'node:fs'
 import { spawnChildSync } from '../spawn/index.js'
 import type { ChildResult } from '../spawn/types.js'
-import { invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { findTool, searchPath, type Env } from './toolkit.js'
 
 export interface PtxasOption {
@@ -70,7 +71,7 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
   const env = options.env ?? process.env
   requireObject('env', env)
   const name = requireNoNul('ptxas', requireString('ptxas', options.ptxas ?? 'ptxas'))
-  if (name === '') throw invalidValue('ptxas', 'ptxas must not be empty')
+  if (name === '') throw invalidValue('ptxas', 'must not be empty')
   const timeout = requireTimeout(options.timeout ?? 60_000)
 
   // A path is used as is; the name 'ptxas' is searched on PATH and then in <root>/bin.

@@ -1,32 +1,36 @@
-// The ptxas argv (seed 001, "Subprocess argv"), token for token and in its order:
+// The ptxas argv, token for token and in its order (docs/toolchain-contract.md, "The ptxas argv"),
+// every token of it built here and only here:
 //
 //   ptxas
 //   [ <module-attribute "ptxas-options" tokens> ]
+//   [ --device-debug | --generate-line-info ] [ --sanitize memcheck ]     ours, the Program's options
 //   -arch sm_<NN>
 //   --opt-level <N>
-//   --input-as-string <PTX text>
+//   --input-as-string <PTX text>                 or, ours: a PTX file's path
 //   [ ...basePTXOptions tokens... ]
 //      = " --knobs-file=<PTX_KNOBS_PATH>"          only when MLIR_ENABLE_EVO and PTX_KNOBS_PATH
 //      = " --nv-host=\"<host-code-temp-path>\""    only with a host-code path
 //      = " <basePTXOptions string-attr value>"
+//   [ -o <file> ]                                  ours: ptxas 13.0 writes elf.o unless told
 //
 // The base options are one string, split into tokens with the same splitCommand as nvdisasm
-// commands. Two additions the seed does not have, both off unless asked for: `inputFile` puts a
-// PTX file path where `--input-as-string <PTX>` would be (ptxas 13.0 takes its input file as a
-// positional argument), for PTX that does not fit one argv string; `outputFile` appends
-// `-o <file>`, because ptxas 13.0 writes elf.o unless told otherwise.
+// commands. The additions marked "ours" are off unless asked for. `inputFile` is for PTX that
+// does not fit one argv string: ptxas 13.0 takes its input file as a positional argument.
+//
+// Everything but the input is checked and built once (ptxasTokens), before a temp file for the
+// input may exist; the input goes in last (ptxasArgv).
 
-import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString } from './errors.js'
-import { quoteForSplit, splitCommand } from './split-command.js'
+import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString } from '../errors.js'
+import { quoteForSplit, splitCommand } from '../split-command.js'
 import type { Env } from './toolkit.js'
 
 /** Linux's cap on one argv or envp string, its NUL included (MAX_ARG_STRLEN = 32 pages). */
 export const MAX_ARG_STRLEN = 131072
 
-/** The ptxas optimisation level when none is given (seed: "default 3"). */
+/** The ptxas optimisation level when none is given. */
 export const DEFAULT_OPT_LEVEL = 3
 
-/** Real GPU targets only: the seed's `-arch sm_<NN>`, with the a/f variants ptxas 13.0 knows. */
+/** Real GPU targets only: `-arch sm_<NN>`, with the a/f variants ptxas 13.0 knows. */
 const GPU_NAME = /^sm_[1-9][0-9]*[af]?$/
 
 export interface PtxasArgvOptions {
@@ -40,13 +44,19 @@ export interface PtxasArgvOptions {
   inputFile?: string
   /** The module's "ptxas-options" attribute: tokens, or one string split with splitCommand. */
   ptxasOptions?: readonly string[] | string
+  /** --device-debug: full debug info, which carries line info, so `lineinfo` is then left out. */
+  deviceDebug?: boolean
+  /** --generate-line-info. */
+  lineinfo?: boolean
+  /** 'memcheck': --sanitize memcheck. Default 'none'. */
+  sanitize?: 'memcheck' | 'none'
   /** Host-code path for --nv-host; the option is left out when absent. */
   hostCodePath?: string
   /** The basePTXOptions string attribute, appended after a space and split. */
   basePtxOptions?: string
   /** Consulted for MLIR_ENABLE_EVO and PTX_KNOBS_PATH only; default process.env. */
   env?: Env
-  /** Appends `-o <outputFile>` (not in the seed argv). */
+  /** Appends `-o <outputFile>` (ours). */
   outputFile?: string
 }
 
@@ -61,7 +71,7 @@ export function knobsFileFromEnv(env: Env = process.env): string | null {
 }
 
 /**
- * The seed's base-options string: ` --knobs-file=<path>` (gated), ` --nv-host="<path>"`, then
+ * The base-options string: ` --knobs-file=<path>` (gated), ` --nv-host="<path>"`, then
  * ` <basePtxOptions>`.
  */
 export function buildBasePtxOptions(options: Pick<PtxasArgvOptions, 'hostCodePath' | 'basePtxOptions' | 'env'> = {}): string {
@@ -70,7 +80,7 @@ export function buildBasePtxOptions(options: Pick<PtxasArgvOptions, 'hostCodePat
   let base = ''
   const knobs = knobsFileFromEnv(env)
   if (knobs !== null) {
-    // The seed writes this path unquoted. That is the same string for any ordinary path; a path
+    // tileiras writes this path unquoted. That is the same string for any ordinary path; a path
     // with blanks, quotes or backslashes is quoted, or it would reach ptxas split into pieces.
     base += ` --knobs-file=${/[\s'"\\]/.test(knobs) ? quoteForSplit(knobs) : knobs}`
   }
@@ -81,31 +91,48 @@ export function buildBasePtxOptions(options: Pick<PtxasArgvOptions, 'hostCodePat
   return base
 }
 
-/** The full ptxas argv, argv[0] = 'ptxas' included. */
-export function buildPtxasArgv(options: PtxasArgvOptions): string[] {
+/** Every ptxas token but the input: what goes before it and what goes after it. */
+export interface PtxasTokens {
+  readonly before: readonly string[]
+  readonly after: readonly string[]
+}
+
+/** The input: the PTX text itself (one token after --input-as-string) or a PTX file's path. */
+export type PtxasInput = { ptx: string } | { inputFile: string }
+
+/** Check every option but the input and build their tokens, once. */
+export function ptxasTokens(options: Omit<PtxasArgvOptions, 'ptx' | 'inputFile'>): PtxasTokens {
   requireObject('options', options)
   const gpuName = requireString('gpuName', options.gpuName)
-  if (!GPU_NAME.test(gpuName)) throw invalidValue('gpuName', `gpuName must look like sm_100 (got ${JSON.stringify(gpuName)})`)
+  if (!GPU_NAME.test(gpuName)) throw invalidValue('gpuName', 'must look like sm_100', gpuName)
   const optLevel = options.optLevel ?? DEFAULT_OPT_LEVEL
-  if (typeof optLevel !== 'number' || !Number.isInteger(optLevel)) throw invalidType('optLevel', 'optLevel must be an integer')
-  if (optLevel < 0 || optLevel > 0x7fffffff) throw outOfRange('optLevel', 'optLevel must be an integer from 0 to 2147483647')
-
-  const argv = ['ptxas', ...ptxasOptionTokens(options.ptxasOptions), '-arch', gpuName, '--opt-level', String(optLevel)]
-  if (options.ptx !== undefined && options.inputFile !== undefined) {
-    throw invalidType('ptx', 'give either ptx or inputFile, not both')
-  }
-  if (options.ptx !== undefined) {
-    argv.push('--input-as-string', requireNoNul('ptx', requireString('ptx', options.ptx)))
-  } else if (options.inputFile !== undefined) {
-    argv.push(requireNoNul('inputFile', requireString('inputFile', options.inputFile)))
-  } else {
-    throw invalidType('ptx', 'ptx (or inputFile) is required')
-  }
-  argv.push(...splitCommand(buildBasePtxOptions(options), 'basePtxOptions'))
+  if (typeof optLevel !== 'number' || !Number.isInteger(optLevel)) throw invalidType('optLevel', 'an integer', optLevel)
+  if (optLevel < 0 || optLevel > 0x7fffffff) throw outOfRange('optLevel', 'an integer from 0 to 2147483647', optLevel)
+  const before = ['ptxas', ...ptxasOptionTokens(options.ptxasOptions), ...debugAndSanitizeTokens(options), '-arch', gpuName, '--opt-level', String(optLevel)]
+  const after = splitCommand(buildBasePtxOptions(options), 'basePtxOptions')
   if (options.outputFile !== undefined) {
-    argv.push('-o', requireNoNul('outputFile', requireString('outputFile', options.outputFile)))
+    after.push('-o', requireNoNul('outputFile', requireString('outputFile', options.outputFile)))
   }
-  return argv
+  return { before, after }
+}
+
+/** The argv for one input, from tokens already checked: nothing is checked again. */
+export function ptxasArgv(tokens: PtxasTokens, input: PtxasInput): string[] {
+  const inputTokens = 'ptx' in input ? ['--input-as-string', input.ptx] : [input.inputFile]
+  return [...tokens.before, ...inputTokens, ...tokens.after]
+}
+
+/** The full ptxas argv, argv[0] = 'ptxas' included. */
+export function buildPtxasArgv(options: PtxasArgvOptions): string[] {
+  const tokens = ptxasTokens(options)
+  if (options.ptx !== undefined && options.inputFile !== undefined) {
+    throw invalidType('ptx', 'undefined when inputFile is given', options.ptx)
+  }
+  if (options.ptx !== undefined) return ptxasArgv(tokens, { ptx: requireNoNul('ptx', requireString('ptx', options.ptx)) })
+  if (options.inputFile !== undefined) {
+    return ptxasArgv(tokens, { inputFile: requireNoNul('inputFile', requireString('inputFile', options.inputFile)) })
+  }
+  throw invalidType('ptx', 'a string (or give inputFile)', options.ptx)
 }
 
 /** Whether a PTX text fits in one argv string (MAX_ARG_STRLEN counts the terminating NUL). */
@@ -116,9 +143,23 @@ export function ptxFitsInArgv(ptx: string): boolean {
 function ptxasOptionTokens(value: PtxasArgvOptions['ptxasOptions']): string[] {
   if (value === undefined) return []
   if (typeof value === 'string') return splitCommand(value, 'ptxasOptions')
-  if (!Array.isArray(value)) throw invalidType('ptxasOptions', 'ptxasOptions must be a string or an array of strings')
+  if (!Array.isArray(value)) throw invalidType('ptxasOptions', 'a string or an array of strings', value)
   return value.map((token: unknown) => {
-    if (typeof token !== 'string') throw invalidType('ptxasOptions', 'ptxasOptions must be a string or an array of strings')
+    if (typeof token !== 'string') throw invalidType('ptxasOptions', 'a string or an array of strings', token)
     return requireNoNul('ptxasOptions', token)
   })
+}
+
+function debugAndSanitizeTokens(options: Pick<PtxasArgvOptions, 'deviceDebug' | 'lineinfo' | 'sanitize'>): string[] {
+  for (const field of ['deviceDebug', 'lineinfo'] as const) {
+    if (options[field] !== undefined && typeof options[field] !== 'boolean') throw invalidType(field, 'a boolean', options[field])
+  }
+  const sanitize = options.sanitize ?? 'none'
+  if (sanitize !== 'none' && sanitize !== 'memcheck') throw invalidValue('sanitize', "must be 'memcheck' or 'none'", sanitize)
+  const tokens: string[] = []
+  // Full debug info carries line info; ptxas warns about the pair and drops -lineinfo itself.
+  if (options.deviceDebug === true) tokens.push('--device-debug')
+  else if (options.lineinfo === true) tokens.push('--generate-line-info')
+  if (sanitize === 'memcheck') tokens.push('--sanitize', 'memcheck')
+  return tokens
 }

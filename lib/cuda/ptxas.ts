@@ -1,9 +1,10 @@
-// The ptxas adapter (seed 001, "Subprocess construction"): the PTX goes out on the command line,
-// the cubin comes back through the child's stdout pipe, and ptxas's stderr is kept verbatim.
+// The ptxas adapter (docs/toolchain-contract.md, "The ptxas child"): the PTX goes out on the
+// command line, the cubin comes back through the child's stdout pipe, and ptxas's stderr is kept
+// verbatim.
 //
-// The child is started the way the seed says: the posix_spawn fast path (no setsid, no rlimits),
-// stdin closed, the environment inherited unchanged unless the caller passes one, and a timeout.
-// Two measured facts about ptxas 13.0 shape the rest:
+// The child is started the way tileiras starts it: the posix_spawn fast path (no setsid, no
+// rlimits), stdin closed, the environment inherited unchanged unless the caller passes one, and a
+// timeout. Two measured facts about ptxas 13.0 ("Measured: ptxas 13.0") shape the rest:
 //   - it writes its cubin to elf.o unless given -o, so we append `-o /dev/stdout`, which works
 //     because the harness gives the child a real pipe (pipe2), not a socket;
 //   - one argv string is capped at MAX_ARG_STRLEN, so PTX too big for --input-as-string is
@@ -12,10 +13,10 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from './errors.js'
+import { invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
-import { buildPtxasArgv, knobsFileFromEnv, ptxFitsInArgv, type PtxasArgvOptions } from './ptxas-argv.js'
+import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
 import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
@@ -34,7 +35,7 @@ export interface RunPtxasOptions extends Omit<PtxasArgvOptions, 'ptx' | 'inputFi
   env?: Record<string, string | undefined>
   /** Milliseconds, 0 = none; default DEFAULT_PTXAS_TIMEOUT_MS. */
   timeout?: number
-  /** The seed's shape: stderr merged into stdout with dup2, one buffer to split. Default false. */
+  /** tileiras's shape: stderr merged into stdout with dup2, one buffer to split. Default false. */
   mergeStderr?: boolean
   /** 'auto' (default): argv when the PTX fits in one argv string, else a temp file. */
   inputRoute?: 'auto' | InputRoute
@@ -76,7 +77,7 @@ export function runPtxas(ptx: string, options: RunPtxasOptions): PtxasRun {
   let temp: PrivateTempFile | null = null
   try {
     temp = ptxInputFile(plan, ptx)
-    const argv = ptxasArgv(plan, ptx, temp)
+    const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
     return interpretPtxasResult(spawnChildSync(ptxasChildSpec(argv, plan)), { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr })
   } finally {
     if (temp !== null) removePrivateTempFile(temp)
@@ -89,7 +90,7 @@ export async function runPtxasAsync(ptx: string, options: RunPtxasOptions): Prom
   let temp: PrivateTempFile | null = null
   try {
     temp = ptxInputFile(plan, ptx)
-    const argv = ptxasArgv(plan, ptx, temp)
+    const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
     const result = await spawnChild(ptxasChildSpec(argv, plan))
     return interpretPtxasResult(result, { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr })
   } finally {
@@ -101,12 +102,9 @@ function ptxInputFile(plan: PtxasPlan, ptx: string): PrivateTempFile | null {
   return plan.inputRoute === 'file' ? createPrivateTempFile(`${plan.inputBaseName}.ptx`, ptx, plan.tempRoot) : null
 }
 
-function ptxasArgv(plan: PtxasPlan, ptx: string, temp: PrivateTempFile | null): string[] {
-  return buildPtxasArgv({ ...plan.argvOptions, ...(temp === null ? { ptx } : { inputFile: temp.path }) })
-}
-
 interface PtxasPlan {
-  argvOptions: PtxasArgvOptions
+  /** Every token but the input's, built once. */
+  tokens: PtxasTokens
   inputRoute: InputRoute
   inputBaseName: string
   tempRoot: string | undefined
@@ -124,29 +122,31 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
   requireObject('options', options)
   const route = options.inputRoute ?? 'auto'
   if (route !== 'auto' && route !== 'argv' && route !== 'file') {
-    throw invalidValue('inputRoute', "inputRoute must be 'auto', 'argv' or 'file'")
+    throw invalidValue('inputRoute', "must be 'auto', 'argv' or 'file'", route)
   }
   const inputRoute: InputRoute = route === 'auto' ? (ptxFitsInArgv(ptx) ? 'argv' : 'file') : route
   const program = options.ptxas ?? 'ptxas'
-  if (requireNoNul('ptxas', requireString('ptxas', program)) === '') throw invalidValue('ptxas', 'ptxas must not be empty')
+  if (requireNoNul('ptxas', requireString('ptxas', program)) === '') throw invalidValue('ptxas', 'must not be empty')
   const timeout = requireTimeout(options.timeout ?? DEFAULT_PTXAS_TIMEOUT_MS)
   if (options.tempRoot !== undefined) requireString('tempRoot', options.tempRoot)
   if (options.env !== undefined) requireObject('env', options.env)
   if (options.signal !== undefined) {
-    if (api === 'sync') throw invalidValue('signal', 'signal is for runPtxasAsync: runPtxas cannot be cancelled')
-    if (!(options.signal instanceof AbortSignal)) throw invalidType('signal', 'signal must be an AbortSignal')
+    if (api === 'sync') throw invalidValue('signal', 'is for runPtxasAsync: runPtxas cannot be cancelled')
+    requireAbortSignal('signal', options.signal)
   }
-  const argvOptions: PtxasArgvOptions = {
+  // Every argv error is thrown here, before a temp file for the input exists.
+  const tokens = ptxasTokens({
     gpuName: options.gpuName,
     optLevel: options.optLevel,
     ptxasOptions: options.ptxasOptions,
+    deviceDebug: options.deviceDebug,
+    lineinfo: options.lineinfo,
+    sanitize: options.sanitize,
     hostCodePath: options.hostCodePath,
     basePtxOptions: options.basePtxOptions,
     env: options.env,
     outputFile: PTXAS_OUTPUT,
-  }
-  // Build once with a stand-in input so every argv error is thrown before a temp file exists.
-  buildPtxasArgv({ ...argvOptions, inputFile: '/' })
+  })
 
   const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
 
@@ -155,7 +155,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
     if (knobs !== null) validateKnobFile(knobs)
   }
   return {
-    argvOptions,
+    tokens,
     inputRoute,
     inputBaseName,
     tempRoot: options.tempRoot,
@@ -169,7 +169,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
 }
 
 /**
- * The seed's child: posix_spawn, stdin closed, cubin on a stdout pipe, stderr piped or merged.
+ * tileiras's ptxas child: posix_spawn, stdin closed, cubin on a stdout pipe, stderr piped or merged.
  * Measured (unless `measure: false`), so the rusage reported for ptxas is ptxas's own and not
  * inflated to this process's RSS.
  */
@@ -203,7 +203,7 @@ export function ptxasChildSpec(
 }
 
 /**
- * Read a finished ptxas child: the seed's exit-code table, then the cubin. On exit 0 the cubin
+ * Read a finished ptxas child: the exit-status table (tool-status.ts), then the cubin. On exit 0 the cubin
  * must be whole (a valid ELF that ends where stdout ends, or in merged mode the first valid ELF
  * in the buffer); anything else is 'no-cubin'. On any failure there is no cubin.
  */

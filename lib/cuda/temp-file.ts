@@ -1,12 +1,13 @@
-// Private temporary files for the tools: the cubin nvdisasm reads (seed 000, "nvdisasm driver")
-// and the PTX file ptxas reads when the text is too big for one argv string. Each lives alone in
-// its own mkdtemp directory (0700), is created exclusively ('wx', 0600) so nothing already there
-// is ever followed or reused, and goes away with its directory.
+// Private temporary files for the tools: the cubin nvdisasm reads (docs/toolchain-contract.md,
+// "The SASS dump (nvdisasm)") and the PTX file ptxas reads when the text is too big for one argv
+// string ("The ptxas child"). Each lives alone in its own mkdtemp directory (0700), is created
+// exclusively ('wx', 0600) so nothing already there is ever followed or reused, and goes away
+// with its directory.
 
 import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { invalidValue, requireString } from './errors.js'
+import { invalidValue, requireString } from '../errors.js'
 
 export interface PrivateTempFile {
   dir: string
@@ -21,10 +22,10 @@ export function checkBaseName(field: string, name: unknown): string {
   requireString(field, name)
   const value = name as string
   if (value === '' || value === '.' || value === '..' || value.includes('/') || value.includes('\0')) {
-    throw invalidValue(field, `${field} must be a plain file name (no '/', not empty, '.' or '..')`)
+    throw invalidValue(field, "must be a plain file name (no '/', not empty, '.' or '..')", value)
   }
   if (Buffer.byteLength(value) > MAX_BASE_NAME_BYTES) {
-    throw invalidValue(field, `${field} must be at most ${MAX_BASE_NAME_BYTES} bytes`)
+    throw invalidValue(field, `must be at most ${MAX_BASE_NAME_BYTES} bytes`)
   }
   return value
 }

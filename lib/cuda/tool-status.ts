@@ -1,5 +1,5 @@
-// One reading of a tool's ChildResult, shared by the ptxas and nvdisasm adapters: the seed's
-// exit-code table (seed 001, "Exit-code interpretation").
+// One reading of a tool's ChildResult, shared by the ptxas and nvdisasm adapters: tileiras's
+// exit-status table (docs/toolchain-contract.md, "Exit statuses").
 //
 //   exit 0        success
 //   exit 1..255   the tool failed; its stderr is the diagnostic, verbatim

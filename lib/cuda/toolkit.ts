@@ -1,10 +1,11 @@
-// Toolkit discovery (seed 002, "Environment-variable inheritance"): CUDA_ROOT, CUDA_HOME and
-// CUDA_PATH name the toolkit, and PATH is how ptxas and nvdisasm are found by basename. The child
-// environment itself is never edited here: it is inherited unchanged unless a caller passes one.
+// Toolkit discovery (docs/toolchain-contract.md, "Toolkit discovery and the environment"):
+// CUDA_ROOT, CUDA_HOME and CUDA_PATH name the toolkit, and PATH is how ptxas and nvdisasm are found
+// by basename. The child environment itself is never edited here: it is inherited unchanged unless
+// a caller passes one.
 
 import { accessSync, constants, statSync } from 'node:fs'
 import { delimiter, dirname, basename, isAbsolute, join, resolve } from 'node:path'
-import { invalidType, invalidValue, requireObject } from './errors.js'
+import { invalidType, invalidValue, requireObject } from '../errors.js'
 
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -49,9 +50,9 @@ export function resolveCudaRoot(env: Env = process.env): CudaRoot | null {
 
 /** `name` on PATH first, then in <root>/bin for the first toolkit variable that is set. */
 export function findTool(name: CudaTool, env: Env = process.env): ToolLocation | null {
-  if (typeof name !== 'string') throw invalidType('name', 'name must be a string')
+  if (typeof name !== 'string') throw invalidType('name', 'a string', name)
   if (!CUDA_TOOLS.includes(name)) {
-    throw invalidValue('name', `name must be one of ${CUDA_TOOLS.join(', ')}`)
+    throw invalidValue('name', `must be one of ${CUDA_TOOLS.join(', ')}`, name)
   }
   checkEnv(env)
   const onPath = searchPath(name, env)

@@ -1,7 +1,9 @@
-// Errors of tileharness/elf, built here and nowhere else. Bad arguments to the packager are a
-// TypeError (wrong JavaScript type) or a RangeError (wrong value), each with a `code` and a message
-// starting with the argument's field name. A cubin that cannot be read is a CubinError: whatever
-// the bytes, readCubin throws nothing else.
+// Errors of tileharness/elf. Bad arguments to the packager are the package's argument errors
+// (../errors.ts) with the packager's own ERR_ELF_* codes: a TypeError (wrong JavaScript type) or a
+// RangeError (wrong value), with a message starting with the argument's field name. A cubin that
+// cannot be read is a CubinError: whatever the bytes, readCubin throws nothing else.
+
+import { fieldError, fieldTypeError, type ArgumentError } from '../errors.js'
 
 export type ElfArgErrorCode =
   | 'ERR_ELF_INVALID_ARG_TYPE'
@@ -9,28 +11,15 @@ export type ElfArgErrorCode =
   | 'ERR_ELF_UNSUPPORTED_HOST_ARCH'
   | 'ERR_ELF_INVALID_VALUE'
 
-export interface ElfTypeError extends TypeError {
-  code: 'ERR_ELF_INVALID_ARG_TYPE'
-  field: string
-}
-
-export interface ElfRangeError extends RangeError {
-  code: Exclude<ElfArgErrorCode, 'ERR_ELF_INVALID_ARG_TYPE'>
-  field: string
-}
+export type ElfTypeError = ArgumentError<TypeError, 'ERR_ELF_INVALID_ARG_TYPE'>
+export type ElfRangeError = ArgumentError<RangeError, Exclude<ElfArgErrorCode, 'ERR_ELF_INVALID_ARG_TYPE'>>
 
 export function elfTypeError(field: string, expected: string, got: unknown): ElfTypeError {
-  const err = new TypeError(`${field}: expected ${expected}, got ${typeName(got)}`) as ElfTypeError
-  err.code = 'ERR_ELF_INVALID_ARG_TYPE'
-  err.field = field
-  return err
+  return fieldTypeError('ERR_ELF_INVALID_ARG_TYPE', field, expected, got)
 }
 
 export function elfRangeError(code: ElfRangeError['code'], field: string, message: string): ElfRangeError {
-  const err = new RangeError(`${field}: ${message}`) as ElfRangeError
-  err.code = code
-  err.field = field
-  return err
+  return fieldError(code, field, message)
 }
 
 export type CubinErrorCode =
@@ -60,13 +49,4 @@ export class CubinError extends Error {
     this.code = code
     this.offset = offset
   }
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)
-  if (typeof value === 'undefined') return 'undefined'
-  return `an ${typeof value}`
 }

@@ -1,6 +1,7 @@
 // The host ELF packager: wraps a cubin (and optionally its SASS text) in an ELF64 relocatable object
-// a host linker takes, as tileiras's terminal output does (seed 002: "a host ELF relocatable wrapping
-// the cubin payload ... along with an optional .nvdisasm SASS-text section").
+// a host linker takes, as tileiras's terminal output does: a host ELF relocatable wrapping the
+// cubin, with an optional .nvdisasm section for the SASS text (docs/toolchain-contract.md, "File
+// formats").
 //
 // Layout of the object (all little-endian; no code, so no relocations):
 //

@@ -1,6 +1,9 @@
-// Errors of the PTX emitter are built here and nowhere else: a TypeError when a field has the wrong
-// JavaScript type, a RangeError when it has the right type but a value PTX (or ptxas) cannot take.
-// Every message starts with the path of the offending field, e.g. "functions[0].params[1].name: ...".
+// Errors of the PTX emitter: a TypeError when a field has the wrong JavaScript type, a RangeError
+// when it has the right type but a value PTX (or ptxas) cannot take. Every message starts with the
+// path of the offending field, e.g. "functions[0].params[1].name: ...". They are the package's
+// argument errors (../errors.ts) with the emitter's own ERR_PTX_* codes.
+
+import { describe, fieldError, fieldTypeError, type ArgumentError } from '../errors.js'
 
 export type PtxErrorCode =
   | 'ERR_PTX_INVALID_ARG_TYPE'
@@ -12,50 +15,16 @@ export type PtxErrorCode =
   | 'ERR_PTX_DUPLICATE_NAME'
   | 'ERR_PTX_UNKNOWN_KERNEL'
 
-export interface PtxTypeError extends TypeError {
-  code: 'ERR_PTX_INVALID_ARG_TYPE'
-  field: string
-}
-
-export interface PtxRangeError extends RangeError {
-  code: Exclude<PtxErrorCode, 'ERR_PTX_INVALID_ARG_TYPE'>
-  field: string
-}
+export type PtxTypeError = ArgumentError<TypeError, 'ERR_PTX_INVALID_ARG_TYPE'>
+export type PtxRangeError = ArgumentError<RangeError, Exclude<PtxErrorCode, 'ERR_PTX_INVALID_ARG_TYPE'>>
 
 export function ptxTypeError(field: string, expected: string, got: unknown): PtxTypeError {
-  const err = new TypeError(`${field}: expected ${expected}, got ${describe(got)}`) as PtxTypeError
-  err.code = 'ERR_PTX_INVALID_ARG_TYPE'
-  err.field = field
-  return err
+  return fieldTypeError('ERR_PTX_INVALID_ARG_TYPE', field, expected, got)
 }
 
-export function ptxRangeError(
-  code: PtxRangeError['code'],
-  field: string,
-  message: string,
-): PtxRangeError {
-  const err = new RangeError(`${field}: ${message}`) as PtxRangeError
-  err.code = code
-  err.field = field
-  return err
+export function ptxRangeError(code: PtxRangeError['code'], field: string, message: string): PtxRangeError {
+  return fieldError(code, field, message)
 }
 
-/** A short, safe rendering of a bad value for an error message. */
-export function describe(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)
-    case 'number':
-    case 'bigint':
-    case 'boolean':
-      return String(value)
-    case 'undefined':
-      return 'undefined'
-    case 'function':
-      return 'a function'
-    default:
-      return `an ${typeof value}`
-  }
-}
+/** The package's one rendering of a bad value (../errors.ts), exported here as it always was. */
+export { describe }

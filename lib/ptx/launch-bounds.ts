@@ -1,6 +1,6 @@
-// Launch-bound normalization, as seed 001 asks ("normalize launch-bound metadata before PTX printing"):
+// Launch-bound normalization before PTX printing (docs/toolchain-contract.md, "Launch bounds"):
 // the directive emission paths of a producer are independent, so nothing stops a caller from asking
-// for combinations ptxas rejects. Every rule below is one ptxas 13.0 enforces (see the seeds README);
+// for combinations ptxas rejects. Every rule below is one ptxas 13.0 enforces, as measured there;
 // each one drops the losing directive and says so in a PtxWarning instead of letting ptxas fail.
 //
 //   rule                                       ptxas 13.0 without normalization

@@ -1,6 +1,7 @@
 // The one table of PTX ISA versions per target. Each value is the lowest `.version` that ptxas 13.0
-// accepts for that `.target` (measured on this project's machines, see the seeds README); the
-// test/ptx/targets test re-measures every row against the real ptxas when it is on PATH.
+// accepts for that `.target`, measured on this project's machines (docs/toolchain-contract.md,
+// "Measured: ptxas 13.0"); the test/ptx/targets test re-measures every row against the real ptxas
+// when it is on PATH.
 import { ptxRangeError, ptxTypeError } from './errors.js'
 
 export const PTX_ISA_BY_TARGET = Object.freeze({

@@ -1,7 +1,7 @@
 // The one decoder of wait statuses and the one table of signal names, taken from the C library
 // at load time (sigabbrev_np / sigdescr_np), so names and strsignal texts match the platform.
 import { native } from './native.js'
-import { invalidType, outOfRange } from './errors.js'
+import { invalidType, outOfRange } from '../errors.js'
 import type { WaitStatus } from './types.js'
 
 const nameByNumber = new Map<number, string>()

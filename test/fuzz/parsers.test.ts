@@ -9,19 +9,20 @@ import t from 'tap'
 import { quoteForSplit, splitCommand } from '../../lib/cuda/index.js'
 import { KNOB_TYPES, KnobFileError, parseKnobFile, validateKnobFile } from '../../lib/cuda/knobs.js'
 import { parseRunArgs } from '../../lib/cli/run.js'
-import { UsageError, parseDuration, parseRlimit, parseSize } from '../../lib/cli/units.js'
+import { UsageError } from '../../lib/cli/options.js'
+import { parseDuration, parseRlimit, parseSize } from '../../lib/cli/units.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
 import { tempDir } from '../helpers.js'
 import { fuzz } from './budget.js'
 
-/** The typed errors of the CUDA layer's argument checks (lib/cuda/errors.ts). */
+/** The typed errors of the CUDA layer's argument checks (lib/errors.ts). */
 function isCudaArgError(e: unknown, field: string): boolean {
   const err = e as { code?: unknown; field?: unknown }
   return (e instanceof TypeError || e instanceof RangeError) &&
     ['ERR_INVALID_ARG_TYPE', 'ERR_INVALID_ARG_VALUE', 'ERR_OUT_OF_RANGE'].includes(err.code as string) && err.field === field
 }
 
-/** The harness's validation errors (lib/spawn/errors.ts). */
+/** The harness's validation errors (lib/errors.ts). */
 function isHarnessError(e: unknown): boolean {
   const code = (e as { code?: unknown }).code
   return (e instanceof TypeError || e instanceof RangeError) && typeof code === 'string' && /^ERR_(INVALID_ARG_TYPE|INVALID_ARG_VALUE|OUT_OF_RANGE|UNKNOWN_SIGNAL|INVALID_FD|INCOMPATIBLE_OPTION_PAIR)$/.test(code)

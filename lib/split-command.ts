@@ -1,6 +1,7 @@
-// splitCommand: the one word splitter of the CUDA layer. The nvdisasm driver splits its
-// dumpSassCommand with it, and the ptxas adapter splits its base-options string with it, so a
-// quoted --nv-host path comes out of both exactly as sh would hand it to a program.
+// splitCommand: the package's one word splitter, a command string into argv words without a
+// shell. `tileharness bench` splits its commands with it, the nvdisasm adapter its dump command
+// and the ptxas adapter its option strings, so a quoted path comes out of each exactly as sh
+// would hand it to a program.
 //
 // The rules are sh's quoting rules (dash and bash agree on them) without any expansion:
 //   - blanks (space, tab, newline) separate words; runs of them count once;
@@ -12,7 +13,7 @@
 // Nothing else is special: no $VAR, globs, ~, comments or operators. The one divergence from
 // `sh -c` is that a newline separates words here instead of ending the command.
 
-import { invalidValue, requireString } from './errors.js'
+import { requireNoNul, requireString, unparsable } from './errors.js'
 
 const BLANKS = new Set([' ', '\t', '\n'])
 /** Characters a backslash escapes inside double quotes; before anything else it stays literal. */
@@ -23,10 +24,7 @@ const DQ_ESCAPABLE = new Set(['$', '`', '"', '\\', '\n'])
  * `field` names the option the string came from; errors carry it as their `code`.
  */
 export function splitCommand(command: string, field = 'command'): string[] {
-  requireString(field, command)
-  if (command.includes('\0')) {
-    throw invalidValue(field, `${field} must not contain NUL bytes`)
-  }
+  requireNoNul(field, requireString(field, command))
   const words: string[] = []
   let word = ''
   // A word has begun even when it is still empty: '' is a word, a run of blanks is not.
@@ -86,14 +84,14 @@ export function splitCommand(command: string, field = 'command'): string[] {
   return words
 }
 
-function unterminated(field: string, kind: 'single' | 'double', at: number): RangeError {
-  return invalidValue(field, `${field}: unterminated ${kind} quote (opened at offset ${at})`)
+function unterminated(field: string, kind: 'single' | 'double', at: number): TypeError {
+  return unparsable(field, `unterminated ${kind} quote (opened at offset ${at})`)
 }
 
 /**
- * Quote `value` so that splitCommand gives it back as exactly one word: the seed's --nv-host
- * form, double quotes with `"` and `\` escaped. Nothing else needs escaping because splitCommand
- * expands nothing.
+ * Quote `value` so that splitCommand gives it back as exactly one word: double quotes with `"`
+ * and `\` escaped, the form of ptxas's --nv-host path (docs/toolchain-contract.md, "The ptxas
+ * argv"). Nothing else needs escaping because splitCommand expands nothing.
  */
 export function quoteForSplit(value: string): string {
   return `"${value.replace(/["\\]/g, (m) => '\\' + m)}"`

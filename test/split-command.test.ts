@@ -1,7 +1,7 @@
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
 import fc from 'fast-check'
-import { splitCommand, quoteForSplit } from '../../lib/cuda/index.js'
+import { splitCommand, quoteForSplit } from '../lib/index.js'
 
 // One row per rule of sh's quoting, as splitCommand implements it.
 const rows: Array<[string, string, string[]]> = [

@@ -1,0 +1,91 @@
+// The one option parser of the `tileharness` commands. node:util's parseArgs splits the command
+// line into tokens (--name, --name=value, --name value, -n value, -n10, grouped -ih, `--`); this
+// layer holds what parseArgs leaves to its callers: each command's table of options, one-line
+// usage errors in coreutils' words ("unknown option --x", "option --x needs a value"), options
+// given more than once (each occurrence reaches the handler, in order), an option whose value is
+// optional, and operands that end the options (`run`'s command and its arguments).
+
+import { parseArgs } from 'node:util'
+
+/** A bad command line: the commands print its message as one line and exit with their usage status. */
+export class UsageError extends Error {
+  code = 'ERR_USAGE'
+}
+
+export interface OptionSpec {
+  /**
+   * 'value': takes a value (`--x V`, `--x=V`, `-xV`); 'flag': takes none; 'optional': takes one
+   * inline (`--x=V`) or the next argument when `takesNext` accepts it, else none.
+   */
+  kind: 'value' | 'flag' | 'optional'
+  /** A one-letter alias: `-n` for `--runs`. */
+  short?: string
+  takesNext?: (next: string) => boolean
+}
+
+/** A command's options, by long name without the dashes. */
+export type OptionTable = Readonly<Record<string, OptionSpec>>
+
+export interface CommandLineHandlers {
+  /** Each option as it comes; `rawName` is how it was written (`-n`, `--runs`), for messages. */
+  option(name: string, value: string | undefined, rawName: string): void
+  /** Each operand as it comes, in order among the options. */
+  operand?(value: string): void
+}
+
+/**
+ * Parse `argv` against `table`, calling the handlers in command-line order, so the first bad
+ * argument is the one reported. Operands may come anywhere, or with `operands: 'command'` the
+ * first one ends the options: it and everything after it are returned untouched. Returns the
+ * operands.
+ */
+export function parseCommandLine(
+  argv: readonly string[],
+  table: OptionTable,
+  handlers: CommandLineHandlers,
+  { operands = 'anywhere' }: { operands?: 'anywhere' | 'command' } = {},
+): string[] {
+  const options = Object.fromEntries(Object.entries(table).map(([name, spec]) => [
+    name,
+    { type: spec.kind === 'value' ? 'string' as const : 'boolean' as const, ...(spec.short === undefined ? {} : { short: spec.short }) },
+  ]))
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true })
+  const found: string[] = []
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]
+    if (token.kind === 'option-terminator') {
+      if (operands === 'command') return argv.slice(token.index + 1)
+      continue
+    }
+    if (token.kind === 'positional') {
+      if (operands === 'command') return argv.slice(token.index)
+      found.push(token.value)
+      handlers.operand?.(token.value)
+      continue
+    }
+    const spec = Object.hasOwn(table, token.name) ? table[token.name] : undefined
+    // A short option in a group (-xyz) is reported as it was written.
+    if (spec === undefined) throw new UsageError(`unknown option ${token.rawName.startsWith('--') ? token.rawName : argv[token.index]}`)
+    let value = token.value
+    if (spec.kind === 'value' && value === undefined) throw new UsageError(`option ${token.rawName} needs a value`)
+    if (spec.kind === 'flag' && value !== undefined) throw new UsageError(`option ${token.rawName} takes no value`)
+    if (spec.kind === 'optional' && value === undefined) {
+      const next = tokens[i + 1]
+      if (next?.kind === 'positional' && next.index === token.index + 1 && spec.takesNext?.(next.value) === true) {
+        value = next.value
+        i++
+      }
+    }
+    handlers.option(token.name, value, token.rawName)
+  }
+  return operands === 'command' ? [] : found
+}
+
+/** `value` when it is one of `choices`, else "invalid <option> '<value>' (a, b or c)". */
+export function oneOf<T extends string>(value: string, choices: readonly T[], option: string): T {
+  if ((choices as readonly string[]).includes(value)) return value as T
+  const listed = choices.length > 1 ? `${choices.slice(0, -1).join(', ')} or ${choices[choices.length - 1]}` : choices.join('')
+  throw new UsageError(`invalid ${option} '${value}' (${listed})`)
+}
+
+export const LAUNCHERS = ['auto', 'posix_spawn', 'fork'] as const

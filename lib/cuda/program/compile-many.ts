@@ -1,0 +1,131 @@
+// compileMany: many programs' compiles, the children in parallel and the rest in input order
+// (docs/toolchain-contract.md, "Cancellation and parallel compiles"). Each program's compile is
+// the handle's own two steps (ProgramState.assemble, then .finalize), queued behind the program's
+// other compiles; compileMany only decides when each step runs: assemble when a slot is free,
+// finalize when every child has ended and the programs before it are finalized.
+
+import { availableParallelism } from 'node:os'
+import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireObject } from '../../errors.js'
+import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
+import { Program, programState } from './handle.js'
+import type { Assembled, ProgramOutput } from './pipeline.js'
+
+export interface CompileManyOptions {
+  /** Children at once; default os.availableParallelism(). */
+  concurrency?: number
+  /** Aborting kills every running child; programs not yet compiled fail with status 5. */
+  signal?: AbortSignal
+}
+
+export type CompileResult =
+  | { status: 0; output: ProgramOutput; error: null }
+  | { status: ProgramErrorStatus; output: null; error: ProgramError }
+
+/**
+ * Compile `programs` in parallel through the harness, `concurrency` children at a time, then
+ * finalize them one by one in input order: results, outputs and onDiagnostic calls come in input
+ * order whatever order the children finished in. One result per program, never a rejection for
+ * a program's failure; a null entry is "program is null".
+ */
+export async function compileMany(programs: readonly (Program | null | undefined)[], options: CompileManyOptions = {}): Promise<CompileResult[]> {
+  if (!Array.isArray(programs)) throw invalidType('programs', 'an array of Program', programs)
+  requireObject('options', options)
+  const concurrency = options.concurrency ?? availableParallelism()
+  if (typeof concurrency !== 'number' || Number.isNaN(concurrency)) throw invalidType('concurrency', 'a number', concurrency)
+  if (concurrency < 1 || (!Number.isInteger(concurrency) && concurrency !== Infinity)) {
+    throw outOfRange('concurrency', 'an integer >= 1 (or Infinity)', concurrency)
+  }
+  const signal = options.signal
+  requireAbortSignal('signal', signal)
+  const seen = new Map<Program, number>()
+  programs.forEach((program, i) => {
+    if (program === null || program === undefined) return
+    if (!(program instanceof Program)) throw invalidType(`programs[${i}]`, 'a Program, null or undefined', program)
+    const first = seen.get(program)
+    if (first !== undefined) throw invalidValue(`programs[${i}]`, `is the same Program as programs[${first}]`)
+    seen.set(program, i)
+  })
+
+  const slots = new Semaphore(concurrency)
+  const assembled = programs.map(() => deferred<void>())
+  const turns = programs.map(() => deferred<void>())
+  const finished: Array<Promise<ProgramOutput> | ProgramError> = programs.map((program, i) => {
+    const state = program instanceof Program ? programState(program) : null
+    if (state === null || state.released) {
+      assembled[i].resolve()
+      return new ProgramError('PROGRAM_NULL')
+    }
+    return state.enqueue(async () => {
+      let result: Assembled
+      try {
+        await slots.acquire()
+        try {
+          result = await state.assemble(signal)
+        } finally {
+          slots.release()
+        }
+      } finally {
+        assembled[i].resolve()
+      }
+      await turns[i].promise
+      return state.finalize(result)
+    })
+  })
+
+  // The barrier: every child has ended. Then the sequential finalize, in input order.
+  await Promise.all(assembled.map((d) => d.promise))
+  const results: CompileResult[] = []
+  let unexpected: { error: unknown } | null = null
+  for (const [i, outcome] of finished.entries()) {
+    turns[i].resolve()
+    if (outcome instanceof ProgramError) {
+      results.push({ status: outcome.status, output: null, error: outcome })
+      continue
+    }
+    try {
+      results.push({ status: 0, output: await outcome, error: null })
+    } catch (error) {
+      if (error instanceof ProgramError) {
+        results.push({ status: error.status, output: null, error })
+      } else {
+        // Not a compile failure (a throwing onDiagnostic, a bad env): finish every program's turn first.
+        unexpected ??= { error }
+        results.push({ status: 5, output: null, error: compileFailed(String(error), { cause: error }) })
+      }
+    }
+  }
+  if (unexpected !== null) throw unexpected.error
+  return results
+}
+
+interface Deferred<T> {
+  promise: Promise<T>
+  resolve(value: T): void
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => { resolve = r })
+  return { promise, resolve }
+}
+
+/** At most `limit` holders at once; waiters are served first come, first served. */
+class Semaphore {
+  #free: number
+  readonly #waiting: Array<() => void> = []
+  constructor(limit: number) {
+    this.#free = limit
+  }
+  acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve))
+  }
+  release(): void {
+    const next = this.#waiting.shift()
+    if (next !== undefined) next()
+    else this.#free++
+  }
+}

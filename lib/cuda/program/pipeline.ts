@@ -1,0 +1,224 @@
+// The compile pipeline of one program, in two halves (docs/toolchain-contract.md, "The ptxas
+// child", "The SASS dump (nvdisasm)", "Cancellation and parallel compiles"):
+//
+//   assembleProgram  the children: PTX -> ptxas (runPtxasAsync) -> optional SASS dump
+//                    (dumpWordsAsync). Never rejects: a failure comes back with the diagnostics
+//                    gathered so far, so the second half can deliver them in order.
+//   deliverDiagnostics, packageOutput
+//                    the sequential half: the tools' stderr to onDiagnostic in the order they ran,
+//                    then the host ELF object (packageHostObject).
+//
+// Plain functions of a checked configuration and its PTX, holding no state: the handle runs both
+// halves one compile at a time (handle.ts); compileMany runs the first half of many programs in
+// parallel and the second in input order (compile-many.ts). Any failure is status 5, with the
+// tool's stderr verbatim in `diagnostics`.
+
+import { performance } from 'node:perf_hooks'
+import { readCubin, type CubinKernel } from '../../elf/cubin.js'
+import { packageHostObject } from '../../elf/package.js'
+import type { ChildRusage } from '../../spawn/types.js'
+import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
+import { runPtxasAsync, type InputRoute } from '../ptxas.js'
+import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env } from '../toolkit.js'
+import type { ResolvedConfig } from './config.js'
+import { compileFailed, type ProgramTool } from './errors.js'
+
+/** One child of the compile: what it was asked and what it cost (from wait4's rusage). */
+export interface ToolRunSummary {
+  argv: string[]
+  /** The child's wall time, ms. */
+  durationMs: number
+  rusage: ChildRusage
+  /** Its stderr, verbatim. */
+  diagnostics: string
+}
+
+export interface ProgramOutput {
+  /** The host ELF relocatable: <name>_cubin, <name>_cubin_size[, <name>_sass, <name>_sass_size]. */
+  object: Buffer
+  cubin: Buffer
+  /** The dump command's stdout; null without a dumpSassCommand. */
+  sass: string | null
+  name: string
+  gpuName: string
+  /** The SM the cubin is for, read back from it (100 for sm_100). */
+  sm: number
+  /** The cubin's kernels: name, registers per thread, launch attributes. */
+  kernels: CubinKernel[]
+  /** This program's own compile time, ms (in compileMany: without the wait for the others). */
+  wallMs: number
+  ptxas: ToolRunSummary & { path: string; inputRoute: InputRoute }
+  dumpSass: ToolRunSummary | null
+}
+
+/** What the parallel half of a compile hands to the sequential half. */
+export type Assembled =
+  | {
+      ok: true
+      diagnostics: Array<[string, ProgramTool]>
+      cubin: Buffer
+      sm: number
+      kernels: CubinKernel[]
+      sass: string | null
+      ptxas: ProgramOutput['ptxas']
+      dumpSass: ToolRunSummary | null
+      ms: number
+    }
+  | { ok: false; diagnostics: Array<[string, ProgramTool]>; error: unknown }
+
+/**
+ * The children, for one compile. `signal` kills them (the caller's abort, or release());
+ * `callerSignal` is the caller's own, to tell "cancelled before it started" apart.
+ */
+export async function assembleProgram(
+  config: ResolvedConfig,
+  ptx: string,
+  signal: AbortSignal,
+  callerSignal: AbortSignal | undefined,
+): Promise<Assembled> {
+  const started = performance.now()
+  const diagnostics: Array<[string, ProgramTool]> = []
+  try {
+    return await runTools(config, ptx, signal, callerSignal, started, diagnostics)
+  } catch (error) {
+    return { ok: false, diagnostics, error }
+  }
+}
+
+async function runTools(
+  config: ResolvedConfig,
+  ptx: string,
+  signal: AbortSignal,
+  callerSignal: AbortSignal | undefined,
+  started: number,
+  diagnostics: Array<[string, ProgramTool]>,
+): Promise<Assembled> {
+  if (config.hostOs === 'windows') {
+    throw compileFailed('host operating system windows needs a COFF object, and tileharness can only package ELF so far')
+  }
+  if (config.hostArch === 'arm64ec') {
+    throw compileFailed('host architecture arm64ec is a Windows (COFF) target, and tileharness can only package ELF so far')
+  }
+  // A cancelled compile touches nothing (docs/toolchain-contract.md, "Cancellation and parallel compiles").
+  if (callerSignal?.aborted) throw compileFailed('the compile was aborted before ptxas started', { toolStatus: 'aborted' })
+
+  const deadline = config.timeout === undefined || config.timeout === 0 ? null : started + config.timeout
+  const timeoutLeft = (): number | undefined => (deadline === null ? config.timeout : Math.max(1, Math.ceil(deadline - performance.now())))
+  const env: Env = config.env ?? process.env
+
+  // ptxas: the one on PATH, else <CUDA_ROOT>/bin/ptxas; if neither, the harness reports ENOENT.
+  const ptxasPath = config.ptxas ?? findTool('ptxas', env)?.path ?? 'ptxas'
+  // What both tool runs share: the caller's environment and temp root, the name for temp files.
+  const common = {
+    signal,
+    inputBaseName: config.name,
+    ...(config.env === undefined ? {} : { env: config.env }),
+    ...(config.tempRoot === undefined ? {} : { tempRoot: config.tempRoot }),
+  }
+  const run = await runPtxasAsync(ptx, {
+    gpuName: config.gpuName,
+    optLevel: config.optLevel,
+    deviceDebug: config.deviceDebug,
+    lineinfo: config.lineinfo,
+    sanitize: config.sanitize,
+    ptxas: ptxasPath,
+    timeout: timeoutLeft(),
+    ...common,
+  })
+  if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'ptxas'])
+  if (!run.ok || run.cubin === null) {
+    const reason = run.status === 'not-found' && config.ptxas === undefined ? toolNotFoundHint('ptxas', env, run.message) : run.message
+    throw compileFailed(reason, { diagnostics: run.diagnostics, tool: 'ptxas', toolStatus: run.status })
+  }
+  const cubin = run.cubin
+  let summary
+  try {
+    summary = readCubin(cubin)
+  } catch (error) {
+    throw compileFailed(`ptxas wrote a cubin that cannot be read: ${(error as Error).message}`, { tool: 'ptxas', cause: error })
+  }
+  const ptxas = {
+    argv: run.argv,
+    path: ptxasPath,
+    inputRoute: run.inputRoute,
+    durationMs: run.result.durationMs,
+    rusage: run.result.rusage,
+    diagnostics: run.diagnostics,
+  }
+
+  let sass: string | null = null
+  let dumpSass: ToolRunSummary | null = null
+  if (config.dumpSassCommand !== null) {
+    if (callerSignal?.aborted) throw compileFailed('the compile was aborted before the SASS dump started', { toolStatus: 'aborted' })
+    let words: string[]
+    try {
+      words = dumpCommandWords(config.dumpSassCommand, 'dumpSassCommand')
+    } catch (error) {
+      throw compileFailed((error as Error).message, { tool: 'dump-sass', cause: error })
+    }
+    const dump = await dumpWordsAsync(withToolkitNvdisasm(words, env), cubin, { timeout: timeoutLeft(), ...common })
+    if (dump.diagnostics !== '') diagnostics.push([dump.diagnostics, 'dump-sass'])
+    if (!dump.ok) {
+      const reason = dump.status === 'not-found' && words[0] === 'nvdisasm' ? toolNotFoundHint('nvdisasm', env, dump.message) : dump.message
+      throw compileFailed(reason, { diagnostics: dump.diagnostics, tool: 'dump-sass', toolStatus: dump.status })
+    }
+    sass = dump.sass
+    dumpSass = { argv: dump.argv, durationMs: dump.result.durationMs, rusage: dump.result.rusage, diagnostics: dump.diagnostics }
+  }
+  return { ok: true, diagnostics, cubin, sm: summary.sm, kernels: summary.kernels, sass, ptxas, dumpSass, ms: performance.now() - started }
+}
+
+/** The tools' stderr to onDiagnostic, in the order they ran, whether the compile succeeded or not. */
+export function deliverDiagnostics(config: ResolvedConfig, assembled: Assembled): void {
+  if (config.onDiagnostic === undefined) return
+  for (const [text, tool] of assembled.diagnostics) config.onDiagnostic(text, tool)
+}
+
+/**
+ * The output of a successful assemble, around its host object; throws the failure of one that
+ * failed. `finalizeStarted` is when the sequential half began, counted in the program's wallMs.
+ */
+export function packageOutput(config: ResolvedConfig, assembled: Assembled, finalizeStarted: number): ProgramOutput {
+  if (!assembled.ok) throw assembled.error
+  let object: Buffer
+  try {
+    object = packageHostObject({
+      cubin: assembled.cubin,
+      name: config.name,
+      hostArch: config.hostArch as 'x86_64' | 'aarch64',
+      ...(assembled.sass === null ? {} : { sass: assembled.sass }),
+    })
+  } catch (error) {
+    throw compileFailed(`the host object cannot be written: ${(error as Error).message}`, { cause: error })
+  }
+  return {
+    object,
+    cubin: assembled.cubin,
+    sass: assembled.sass,
+    name: config.name,
+    gpuName: config.gpuName,
+    sm: assembled.sm,
+    kernels: assembled.kernels,
+    wallMs: assembled.ms + (performance.now() - finalizeStarted),
+    ptxas: assembled.ptxas,
+    dumpSass: assembled.dumpSass,
+  }
+}
+
+/**
+ * The dump command's words, except that a bare `nvdisasm` missing from PATH runs
+ * <CUDA_ROOT>/bin/nvdisasm: tileiras keeps the toolkit root in the handle for exactly this.
+ */
+function withToolkitNvdisasm(words: string[], env: Env): string[] {
+  if (words[0] !== 'nvdisasm') return words
+  const location = findTool('nvdisasm', env)
+  return location === null || location.source === 'PATH' ? words : [location.path, ...words.slice(1)]
+}
+
+/** How to make `tool` findable: the fix, not just the symptom (`diagnostic`, the harness's words). */
+export function toolNotFoundHint(tool: CudaTool, env: Env = process.env, diagnostic = 'No such file or directory'): string {
+  const root = CUDA_ROOT_VARIABLES.find((v) => env[v] !== undefined && env[v] !== '')
+  const looked = root === undefined ? 'on PATH' : `on PATH or in $${root}/bin (${root}=${env[root]})`
+  return `${tool} was not found ${looked} (${diagnostic}); put a CUDA toolkit's bin directory on PATH ` +
+    '(export PATH=/usr/local/cuda/bin:$PATH) or point CUDA_ROOT at the toolkit (export CUDA_ROOT=/usr/local/cuda)'
+}

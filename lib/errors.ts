@@ -1,0 +1,130 @@
+// The package's one vocabulary of argument errors: every bad argument, in every layer (the
+// harness, the CUDA adapters, the Program handle, the PTX emitter, the ELF packager), is built
+// here. Each is a TypeError or RangeError with a `code` and the offending argument's path in
+// `field`, and its message names that field first:
+//
+//   <field> must be <expected> (received <describe(value)>)      a wrong type, or out of range
+//   <field> <what is wrong with it>                                a right type, an unusable value
+//   <field>: <problem>                                             text that cannot be parsed, an fd
+//
+// with Node's own codes: ERR_INVALID_ARG_TYPE, ERR_INVALID_ARG_VALUE, ERR_OUT_OF_RANGE,
+// ERR_INVALID_FD, ERR_INCOMPATIBLE_OPTION_PAIR. Domain errors stay what they are (ProgramError
+// with its status, KnobFileError, CubinError). The PTX emitter and the ELF packager keep the codes
+// and the shape callers already match on (ERR_PTX_* / ERR_ELF_*, `<field>: expected <type>, got
+// <describe(value)>` and `<field>: <problem>`); those shapes are built here too (fieldTypeError,
+// fieldError).
+
+export type ArgumentErrorCode =
+  | 'ERR_INVALID_ARG_TYPE'
+  | 'ERR_INVALID_ARG_VALUE'
+  | 'ERR_OUT_OF_RANGE'
+  | 'ERR_INVALID_FD'
+  | 'ERR_INCOMPATIBLE_OPTION_PAIR'
+
+/** An argument error: its `code` and the path of the argument it is about. */
+export type ArgumentError<E extends Error = TypeError | RangeError, C extends string = ArgumentErrorCode> = E & { code: C; field: string }
+export type ArgumentTypeError = ArgumentError<TypeError>
+export type ArgumentRangeError = ArgumentError<RangeError>
+
+/** The one constructor: a TypeError or RangeError carrying `code` and `field`. */
+export function argumentError<E extends TypeError | RangeError, C extends string>(
+  Kind: new (message: string) => E,
+  code: C,
+  field: string,
+  message: string,
+): ArgumentError<E, C> {
+  return Object.assign(new Kind(message), { code, field })
+}
+
+/** A short, safe rendering of a bad value for a message: `string "abc"`, `number 42`, `an array`. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (value === undefined) return 'undefined'
+  if (Array.isArray(value)) return 'an array'
+  switch (typeof value) {
+    case 'string':
+      return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`
+    case 'function':
+      return 'a function'
+    case 'object':
+      return 'an object'
+    default:
+      return `${typeof value} ${String(value)}`
+  }
+}
+
+/** `field` has the wrong type. */
+export function invalidType(field: string, expected: string, actual: unknown): ArgumentTypeError {
+  return argumentError(TypeError, 'ERR_INVALID_ARG_TYPE', field, `${field} must be ${expected} (received ${describe(actual)})`)
+}
+
+/**
+ * `field` has the right type but a value that cannot be used: `<field> <reason>`, with the value
+ * described when it is passed (`reason` is e.g. "must not be empty", "is not a known option").
+ */
+export function invalidValue(field: string, reason: string, ...actual: [unknown?]): ArgumentTypeError {
+  const received = actual.length === 0 ? '' : ` (received ${describe(actual[0])})`
+  return argumentError(TypeError, 'ERR_INVALID_ARG_VALUE', field, `${field} ${reason}${received}`)
+}
+
+/** Text in `field` that cannot be parsed: `<field>: <problem>`, e.g. an unterminated quote. */
+export function unparsable(field: string, problem: string): ArgumentTypeError {
+  return argumentError(TypeError, 'ERR_INVALID_ARG_VALUE', field, `${field}: ${problem}`)
+}
+
+/** A number outside its range. */
+export function outOfRange(field: string, range: string, actual: unknown): ArgumentRangeError {
+  return argumentError(RangeError, 'ERR_OUT_OF_RANGE', field, `${field} must be ${range} (received ${describe(actual)})`)
+}
+
+/** An fd that is not open in this process. */
+export function badFd(field: string, fd: number): ArgumentRangeError {
+  return argumentError(RangeError, 'ERR_INVALID_FD', field, `${field}: fd ${fd} is not an open file descriptor`)
+}
+
+/** Two options that cannot be given together; `field` is the first. */
+export function incompatible(first: string, second: string, reason: string): ArgumentTypeError {
+  return argumentError(TypeError, 'ERR_INCOMPATIBLE_OPTION_PAIR', first, `${first} cannot be combined with ${second}: ${reason}`)
+}
+
+// The PTX and ELF layers' shapes, each with the layer's own code.
+
+/** `<field>: expected <expected>, got <describe(value)>`. */
+export function fieldTypeError<C extends string>(code: C, field: string, expected: string, actual: unknown): ArgumentError<TypeError, C> {
+  return argumentError(TypeError, code, field, `${field}: expected ${expected}, got ${describe(actual)}`)
+}
+
+/** `<field>: <problem>`, for a value of the right type that the layer cannot take. */
+export function fieldError<C extends string>(code: C, field: string, problem: string): ArgumentError<RangeError, C> {
+  return argumentError(RangeError, code, field, `${field}: ${problem}`)
+}
+
+// The checks every layer repeats, built on the errors above.
+
+export function requireString(field: string, value: unknown): string {
+  if (typeof value !== 'string') throw invalidType(field, 'a string', value)
+  return value
+}
+
+export function requireObject(field: string, value: unknown): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidType(field, 'an object', value)
+}
+
+/** argv and file names are C strings: a NUL byte would silently cut them short. */
+export function requireNoNul(field: string, value: string): string {
+  if (value.includes('\0')) throw invalidValue(field, 'must not contain NUL bytes')
+  return value
+}
+
+/** An optional AbortSignal. */
+export function requireAbortSignal(field: string, value: unknown): AbortSignal | undefined {
+  if (value !== undefined && !(value instanceof AbortSignal)) throw invalidType(field, 'an AbortSignal', value)
+  return value
+}
+
+/** A timeout in whole milliseconds, as the tools' adapters take it: 0 = none. */
+export function requireTimeout(value: unknown): number {
+  if (typeof value !== 'number') throw invalidType('timeout', 'a number of milliseconds', value)
+  if (!Number.isInteger(value) || value < 0) throw outOfRange('timeout', 'an integer >= 0 (0 = no timeout)', value)
+  return value
+}
