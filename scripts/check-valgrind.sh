@@ -3,7 +3,7 @@
 #
 # 1. scripts/valgrind/native-driver.cc, built with native/launcher.cc, waiter.cc and alarm.cc:
 #    the wait loop end to end (pumping, draining, capture growth, truncation, EPIPE, deadlines,
-#    escalation, the "wouldn't die" reaper thread, alarm chaining, the helper's report) and
+#    escalation, the "wouldn't die" reaper thread, a foreign SIGALRM, the helper's report) and
 #    Launch() on both paths, with --leak-check=full: zero errors, nothing definitely or
 #    indirectly lost. It is checked without valgrind first.
 # 2. scripts/valgrind/addon-smoke.mjs: the addon from Node, every option, sync and async, against
