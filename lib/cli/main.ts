@@ -17,6 +17,16 @@ tileharness <command> --help for the options of each`
 
 const HARNESS_FAILURE = 125
 
+// A reader that goes away (`tileharness run --json -- true | head -c0`) is not this command's
+// failure: what is left to write is dropped and the exit status stays the one it would have been,
+// as for a command killed by SIGPIPE in a shell that ignores it. Any other write error is reported.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') return
+    process.exitCode = HARNESS_FAILURE
+  })
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   switch (command) {
