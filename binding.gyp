@@ -21,6 +21,7 @@
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_CPP_EXCEPTIONS",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "_GNU_SOURCE"
       ],
       "cflags!": [

@@ -10,11 +10,19 @@
 // still killed and reaped, from its cleanup hook.
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <uv.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 #include "addon.h"
 #include "js-call.h"
@@ -43,6 +51,25 @@ struct EnvChildren {
   }
 };
 
+// killOnExit: the running children to kill when the process exits, whichever environment
+// started them. Killed from an atexit handler, which runs on every exit through exit(3):
+// process.exit(), the end of the event loop, an uncaught exception; whatever 'exit' listeners
+// did or threw before it. (The fork path also has PR_SET_PDEATHSIG, for a parent SIGKILLed.)
+struct ExitKillList {
+  std::mutex mutex;
+  std::map<const void *, ChildRef> children;
+};
+ExitKillList &KillOnExit() {
+  static ExitKillList *list = new ExitKillList();  // never destroyed: used from atexit
+  return *list;
+}
+void KillAllAtExit() {
+  ExitKillList &list = KillOnExit();
+  if (!list.mutex.try_lock()) return;  // another thread is mid-update while the process exits
+  for (const auto &entry : list.children) SignalChild(entry.second, SIGKILL);
+  list.mutex.unlock();
+}
+
 class AsyncChild {
  public:
   AsyncChild(napi_env env, EnvChildren *owner) : env_(env), owner_(owner) {}
@@ -57,6 +84,9 @@ class AsyncChild {
     ParseSpec(Napi::Env(env_), spec, input, spec_, opts_, maxBuffer);
     outcome_.out.limit = maxBuffer;
     outcome_.err.limit = maxBuffer;
+    // Before anything is started: a failure here leaves nothing running.
+    if (!onDone_.Hold(env_, onDone, "tileharness:child")) throw Napi::Error::New(Napi::Env(env_), "spawnAsync: cannot hold the callback");
+    onData_.Hold(env_, onData, "tileharness:child");
     start_ = NowNs();
     std::unique_ptr<PathOpener> opener;
     if (PathOpener::Needed(spec_)) {
@@ -72,8 +102,6 @@ class AsyncChild {
         return Started::Failed;
       }
     }
-    if (!onDone_.Hold(env_, onDone, "tileharness:child")) throw Napi::Error::New(Napi::Env(env_), "spawnAsync: cannot hold the callback");
-    onData_.Hold(env_, onData, "tileharness:child");
 
     // From here on the object is owned by its uv handles.
     uv_loop_t *loop = nullptr;
@@ -114,7 +142,7 @@ class AsyncChild {
   // ends, so a late kill() is a no-op rather than a use-after-free.
   void Attach(ChildHandle *handle, Napi::Object object) {
     handle_ = handle;
-    handleRef_ = Napi::Persistent(object);
+    if (napi_create_reference(env_, object, 1, &handleRef_) != napi_ok) handleRef_ = nullptr;
   }
   pid_t pid() const { return child_.pid; }
 
@@ -131,6 +159,9 @@ class AsyncChild {
       Finish(false);
       return true;
     }
+    // kill() is true only when the signal reaches a child that is still running: one that has
+    // exited and waits to be reaped was not killed by it (and its result will not say aborted).
+    if (AlreadyExited()) return false;
     SignalChild(ref_, sig);
     if (sig != SIGKILL && sig != 0 && opts_.forceKillAfterMs > 0 && phase_ == Escalation::Running) {
       phase_ = Escalation::Killed;
@@ -142,6 +173,7 @@ class AsyncChild {
 
   // Teardown of the environment (worker exit, process exit): kill, reap, close; no JS.
   void Abandon() {
+    LeaveKillList();
     if (!done_) {
       done_ = true;
       if (opener_) {
@@ -174,6 +206,11 @@ class AsyncChild {
 
   void WatchChild() {
     ref_ = ChildRef{child_.pid, child_.pidfd, spec_.setsid};
+    if (spec_.deathSignal) {
+      std::lock_guard<std::mutex> lock(KillOnExit().mutex);
+      KillOnExit().children[this] = ref_;
+      onKillList_ = true;
+    }
     Watch(&pidPoll_, child_.pidfd, UV_READABLE, OnPidfd);
     if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
@@ -302,6 +339,7 @@ class AsyncChild {
   void Finish(bool exited) {
     if (done_) return;
     done_ = true;
+    LeaveKillList();
     uv_timer_stop(&timer_);  // before the reap: a late kill must not reach a reused pid
     if (exited) {
       DrainStream(1);  // what the child wrote before exiting, to the listeners too
@@ -323,10 +361,31 @@ class AsyncChild {
     onData_.Reset();
   }
 
+  // Off the killOnExit list: before the reap, after which the pid and pidfd mean nothing.
+  void LeaveKillList() {
+    if (!onKillList_) return;
+    std::lock_guard<std::mutex> lock(KillOnExit().mutex);
+    KillOnExit().children.erase(this);
+    onKillList_ = false;
+  }
+
+  // Whether the child has already exited (a zombie not yet reaped): a signal now would be sent,
+  // but would kill nothing.
+  bool AlreadyExited() const {
+    if (child_.pidfd < 0) return false;
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(child_.pidfd), &info, WEXITED | WNOHANG | WNOWAIT) < 0) return false;
+    return info.si_pid != 0;
+  }
+
+  // Plain C API (no node-addon-api wrapper, which throws when N-API refuses): this runs from
+  // libuv callbacks and from the environment's cleanup hook.
   void Detach() {
     if (handle_) DetachHandle(handle_);
     handle_ = nullptr;
-    if (!handleRef_.IsEmpty()) handleRef_.Reset();
+    if (handleRef_) napi_delete_reference(env_, handleRef_);
+    handleRef_ = nullptr;
   }
 
   void CloseAll() {
@@ -365,12 +424,13 @@ class AsyncChild {
   bool done_ = false;
   bool timerClosed_ = false;
   bool openPolling_ = false;
+  bool onKillList_ = false;
   int handles_ = 0;
   uv_poll_t pidPoll_{}, outPoll_{}, errPoll_{}, inPoll_{}, openPoll_{};
   uv_timer_t timer_{};
   JsCallback onDone_, onData_;
   ChildHandle *handle_ = nullptr;
-  Napi::ObjectReference handleRef_;
+  napi_ref handleRef_ = nullptr;
 };
 
 // The JS handle of a running child: pid and kill(signal).
@@ -448,6 +508,8 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
 }  // namespace
 
 void InitAsync(Napi::Env env, Napi::Object exports) {
+  static std::once_flag atexitOnce;
+  std::call_once(atexitOnce, [] { atexit(KillAllAtExit); });
   AddonData *data = new AddonData();
   data->handleClass = Napi::Persistent(ChildHandle::Define(env));
   data->children = new EnvChildren();

@@ -12,7 +12,10 @@
 //     Error::Error napi_define_properties"). Here every step checks its napi_status and the call
 //     is skipped; the caller still kills and reaps its child, without JS.
 //
-// So this file uses the plain C API, never node-addon-api, and never throws.
+// So this file uses the plain C API, never node-addon-api, and never throws. (Inside a JS call,
+// node-addon-api is fine: its errors become JS exceptions, and with
+// NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS, defined by both build files, an error that cannot be
+// thrown into an environment that is terminating is dropped rather than aborting the process.)
 #pragma once
 
 #include <node_api.h>

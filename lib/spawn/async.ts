@@ -18,13 +18,6 @@ export interface ChildProcess {
   stderr: Readable
 }
 
-// Children to kill when the process exits (killOnExit).
-const running = new Set<NativeChildHandle>()
-let exitHookInstalled = false
-function killAllOnExit() {
-  for (const handle of running) handle.kill(9)
-}
-
 interface Started {
   readonly pid: number
   result: Promise<ChildResult>
@@ -65,7 +58,6 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   // exception (the addon raises it), and the result still arrives.
   const finish = (numbers: Float64Array, buffers: NativeBuffers) => {
     try {
-      if (handle) running.delete(handle)
       if (signal) removeListener.call(signal, 'abort', onAbort)
       resolve(buildResult(numbers, buffers, normalized, aborted))
     } catch (err) {
@@ -90,14 +82,9 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
     finish(outcome.numbers, outcome.buffers)
     return { pid: 0, result, kill: () => false }
   }
+  // killOnExit is the addon's (native/async.cc): an atexit handler, which no 'exit' listener can
+  // get in the way of.
   const h = (handle = outcome.handle)
-  if (normalized.killOnExit) {
-    running.add(h)
-    if (!exitHookInstalled) {
-      exitHookInstalled = true
-      process.on('exit', killAllOnExit)
-    }
-  }
   if (alreadyAborted) onAbort()
   return {
     get pid() { return h.pid },

@@ -18,6 +18,7 @@ export const DIAGNOSTIC = {
 } as const
 
 const STREAMS = ['stdin', 'stdout', 'stderr']
+const SIGKILL = 9
 
 function rlimitName(resource: number): string {
   for (const [name, value] of Object.entries(native.rlimits)) if (value === resource) return `RLIMIT_${name.toUpperCase()}`
@@ -70,6 +71,9 @@ export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: Norma
   const status = Number.isNaN(rawStatus) ? null : decodeWaitStatus(rawStatus >>> 0)
   const signaled = status !== null && status.kind === 'signaled' ? status : null
   const coreDumped = signaled !== null && signaled.coreDumped
+  // An abort whose SIGKILL found the child already exited (it races the exit) killed nothing: a
+  // child that exited on its own was not aborted, whatever was asked.
+  if (aborted && status !== null && status.kind === 'exited' && spec.native.killSignal === SIGKILL) aborted = false
   const spawnError = spawnErrorOf(n, spec, aborted)
   return {
     pid: n[RAW.pid],
