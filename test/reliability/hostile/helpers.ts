@@ -8,6 +8,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { eventually } from '../../helpers.js'
+
+export { eventually }
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url))
 export const ROOT = path.resolve(HERE, '..', '..', '..')
@@ -225,12 +228,3 @@ export function processInfo(pid: number, needle?: string): 'gone' | 'zombie' | '
   }
 }
 
-/** Polls until pred() holds or `ms` pass (a bounded wait for a condition, never an assertion on time). */
-export async function eventually(pred: () => boolean, ms = 10000): Promise<boolean> {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (pred()) return true
-    await new Promise(r => setTimeout(r, 20))
-  }
-  return pred()
-}
