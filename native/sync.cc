@@ -59,6 +59,7 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   if (child.stage == Stage::None && OpenPaths(spec, wait.timeoutMs > 0 ? start + wait.timeoutMs * 1e6 : 0, child, outcome)) {
     child = Launch(spec);
     CloseOpenedPaths(spec);
+    if (child.stage == Stage::None && spec.measure) AwaitHelperStart(child, wait.timeoutMs > 0 ? start + wait.timeoutMs * 1e6 : 0);
   }
   if (child.stage == Stage::None) {
     WaitSync(child, wait, timer.get(), outcome);

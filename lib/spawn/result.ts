@@ -3,7 +3,7 @@
 // and the spawn-failure stage, here and nowhere else. One pass straight from the numbers: right
 // after a child has run on this CPU the caches are cold, and every object and step in between
 // showed up in the per-spawn cost (scripts/bench).
-import { native, RAW, RUSAGE, STAGES, type NativeBuffers } from './native.js'
+import { native, RAW, RUSAGE, RUSAGE_SOURCES, STAGES, type NativeBuffers } from './native.js'
 import type { NormalizedSpec } from './normalize.js'
 import { decodeWaitStatus, signalDescription } from './status.js'
 import type { ChildResult, SpawnError, SpawnStage } from './types.js'
@@ -100,5 +100,7 @@ export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: Norma
       involuntaryContextSwitches: n[RUSAGE.involuntaryContextSwitches],
     },
     durationMs: n[RAW.durationMs],
+    rusageSource: RUSAGE_SOURCES[n[RAW.rusageSource]]!,
+    waitDelayExpired: n[RAW.waitDelayExpired] === 1,
   }
 }
