@@ -96,7 +96,7 @@ class AsyncChild {
         return Started::Failed;
       }
     } else if (!LaunchNow()) {
-      SettleFailedLaunch(child_, outcome_);
+      if (child_.stage != Stage::None) SettleFailedLaunch(child_, outcome_);
       return Started::Failed;
     }
 
@@ -143,7 +143,8 @@ class AsyncChild {
     handle_ = handle;
     if (napi_create_reference(env_, object, 1, &handleRef_) != napi_ok) handleRef_ = nullptr;
   }
-  pid_t pid() const { return child_.pid; }
+  // The child's pid; with measure, the target's (the process running the program).
+  pid_t pid() const { return child_.targetPid > 0 ? child_.targetPid : child_.pid; }
 
   // kill(signal): the signal now, and SIGKILL after forceKillAfterDelay when it is gentler.
   // While the { path } targets are still being opened there is no child yet: the opening is
@@ -210,7 +211,9 @@ class AsyncChild {
   bool LaunchNow() {
     child_ = Launch(spec_);
     CloseOpenedPaths(spec_);
-    if (child_.stage == Stage::None && spec_.measure) AwaitHelperStart(child_, opts_.timeoutMs > 0 ? start_ + opts_.timeoutMs * 1e6 : 0);
+    if (child_.stage == Stage::None && spec_.measure &&
+        !AwaitHelperStart(child_, opts_.timeoutMs > 0 ? start_ + opts_.timeoutMs * 1e6 : 0, outcome_))
+      return false;  // settled (a launch failure, or the deadline before the target started)
     return child_.stage == Stage::None;
   }
 
@@ -247,7 +250,7 @@ class AsyncChild {
     bool opened = self->opener_->Take(self->spec_, self->child_);
     self->DropOpener();
     if (!opened || !self->LaunchNow()) {
-      SettleFailedLaunch(self->child_, self->outcome_);
+      if (self->child_.stage != Stage::None) SettleFailedLaunch(self->child_, self->outcome_);
       self->Finish();
       return;
     }
@@ -364,6 +367,7 @@ class AsyncChild {
     Escalation phase = Escalation::ForceKilled;
     if (AfterExpiry(phase, self->opts_).wouldntDie) {
       self->outcome_.wouldntDie = true;
+      self->outcome_.rusageSource = RusageSource::Unavailable;  // not reaped here: no wait4 figures
       SignalChild(self->ref_, SIGKILL);
       // The pidfd goes to the reaper: stop watching it here, but do not close it.
       uv_poll_stop(&self->pidPoll_);

@@ -95,7 +95,20 @@ bool ReadReport(int fd, th_helper_report &report) {
 
 }  // namespace
 
-bool AwaitHelperStart(Launched &child, double deadlineNs) {
+namespace {
+
+// Every parent-side fd of a launch that ended before the wait.
+void CloseLaunched(Launched &child) {
+  CloseFd(child.reportR);
+  CloseFd(child.pidfd);
+  CloseFd(child.stdinW);
+  CloseFd(child.stdoutR);
+  CloseFd(child.stderrR);
+}
+
+}  // namespace
+
+bool AwaitHelperStart(Launched &child, double deadlineNs, WaitOutcome &outcome) {
   th_helper_report report;
   for (;;) {
     int timeout = -1;
@@ -111,15 +124,22 @@ bool AwaitHelperStart(Launched &child, double deadlineNs) {
     if (rc > 0 && ReadReport(child.reportR, report)) break;
     // No start: the deadline came first, or the helper is gone without one. It is not left
     // running (its target, if any, dies with it: PR_SET_PDEATHSIG).
-    child.stage = Stage::Spawn;
-    child.err = rc == 0 ? ETIMEDOUT : EPROTO;
     kill(child.pid, SIGKILL);
     int status;
     struct rusage usage;
-    Reap(child.pid, status, usage);  // the helper's: not a status of the child asked for
+    Reap(child.pid, status, usage);
     child.pid = 0;
-    CloseFd(child.reportR);
-    CloseFd(child.pidfd);
+    if (rc == 0) {
+      // As an unmeasured child killed at its deadline before it got far: timed out, SIGKILL.
+      outcome.timedOut = true;
+      outcome.haveStatus = true;
+      outcome.status = SIGKILL;
+      outcome.rusageSource = RusageSource::Unavailable;
+    } else {
+      child.stage = Stage::Spawn;
+      child.err = EPROTO;
+    }
+    CloseLaunched(child);
     return false;
   }
   if (report.kind == TH_REPORT_STARTED) {
@@ -134,8 +154,7 @@ bool AwaitHelperStart(Launched &child, double deadlineNs) {
   struct rusage usage;
   Reap(child.pid, status, usage);
   child.pid = 0;
-  CloseFd(child.reportR);
-  CloseFd(child.pidfd);
+  CloseLaunched(child);
   return false;
 }
 
@@ -292,6 +311,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
   }
 
   if (outcome.wouldntDie) {
+    outcome.rusageSource = RusageSource::Unavailable;  // not reaped here: no wait4 figures
     SignalChild(ref, SIGKILL);
     HandToReaper(child.pid, child.pidfd);
     child.pidfd = -1;
