@@ -6,12 +6,11 @@
 #include <napi.h>
 
 #include "boundary.h"
+#include "clock.h"
 #include "launcher.h"
 #include "waiter.h"
 
 namespace th {
-
-double NowNs();
 
 // spec.cc. Converts a spec normalized by lib/spawn/normalize.ts; decides nothing (every choice
 // was made there). `input` (an ArrayBufferView or null) is copied into wait.input.

@@ -1,5 +1,7 @@
 #include "alarm.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -10,16 +12,6 @@
 #include <cmath>
 
 namespace th {
-
-namespace {
-
-double MonotonicNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
-}  // namespace
 
 AlarmTimer::AlarmTimer() {
   sigset_t alrm;
@@ -84,23 +76,20 @@ bool AlarmTimer::Arm(double ms) {
   if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0) spec.it_value.tv_nsec = 1;  // 0 disarms
   if (timer_settime(timer_, 0, &spec, nullptr) < 0) return false;
   // Taken after arming, so the timer's expiry is never later than this.
-  deadlineNs_ = MonotonicNs() + ms * 1e6;
+  deadlineNs_ = NowNs() + ms * 1e6;
   armed_ = true;
   return true;
 }
 
 int AlarmTimer::PollTimeoutMs() const {
-  if (!armed_) return -1;
-  double left = (deadlineNs_ - MonotonicNs()) / 1e6;
-  if (left <= 0) return 0;
   // Up to a millisecond past the deadline: the signal normally comes first; this only decides
   // when it cannot (SIGALRM's disposition set to SIG_IGN flushes it, or the signalfd set aside).
-  return left > 2e9 ? 2000000000 : static_cast<int>(std::ceil(left));
+  return armed_ ? PollTimeoutUntil(deadlineNs_) : -1;
 }
 
 bool AlarmTimer::Fired() const {
   struct itimerspec left;
-  if (timer_gettime(timer_, &left) < 0) return MonotonicNs() >= deadlineNs_;
+  if (timer_gettime(timer_, &left) < 0) return NowNs() >= deadlineNs_;
   // A one-shot timer is disarmed by its expiry, which is also when its signal is queued.
   return left.it_value.tv_sec == 0 && left.it_value.tv_nsec == 0;
 }
@@ -143,7 +132,7 @@ bool AlarmTimer::TakeExpiry() {
     if (ReadOne() != Read::Ours) unread_++;  // flushed by SIG_IGN, or a foreign one came first
     return true;
   }
-  if (MonotonicNs() >= deadlineNs_) {  // the second guard (timer_gettime failing)
+  if (NowNs() >= deadlineNs_) {  // the second guard (timer_gettime failing)
     armed_ = false;
     return true;
   }

@@ -14,12 +14,6 @@
 
 namespace th {
 
-double NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
 namespace {
 
 Napi::Array Names(Napi::Env env, std::initializer_list<const char *> names) {
@@ -35,7 +29,7 @@ Napi::Object Layout(Napi::Env env) {
 #define TH_NAME(name, ...) #name,
 #define TH_JS_NAME(name, js) js,
   o.Set("slots", Names(env, {TH_RESULT_SLOTS(TH_NAME)}));
-  o.Set("rusage", Names(env, {TH_RUSAGE_FIELDS(TH_NAME)}));
+  o.Set("rusage", Names(env, {TH_RUSAGE_FIELDS(TH_NAME, TH_NAME)}));
   o.Set("stdioKinds", Names(env, {TH_STDIO_KINDS(TH_JS_NAME)}));
   o.Set("launchers", Names(env, {TH_LAUNCHERS(TH_JS_NAME)}));
   o.Set("stages", Names(env, {TH_STAGES(TH_JS_NAME)}));

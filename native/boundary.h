@@ -26,25 +26,15 @@ namespace th {
   X(rusageSource)    /* RusageSource: whose figures the rusage slots hold */                      \
   X(waitDelayExpired) /* 1: pipes still open waitDelay after the exit; output after that is cut */
 
-// The child's rusage, in process.resourceUsage()'s names, order and units: X(name, expression
-// over `ru`, a struct rusage).
-#define TH_RUSAGE_FIELDS(X)                                        \
-  X(userCPUTime, Micros(ru.ru_utime))                              \
-  X(systemCPUTime, Micros(ru.ru_stime))                            \
-  X(maxRSS, static_cast<double>(ru.ru_maxrss))                     \
-  X(sharedMemorySize, static_cast<double>(ru.ru_ixrss))            \
-  X(unsharedDataSize, static_cast<double>(ru.ru_idrss))            \
-  X(unsharedStackSize, static_cast<double>(ru.ru_isrss))           \
-  X(minorPageFault, static_cast<double>(ru.ru_minflt))             \
-  X(majorPageFault, static_cast<double>(ru.ru_majflt))             \
-  X(swappedOut, static_cast<double>(ru.ru_nswap))                  \
-  X(fsRead, static_cast<double>(ru.ru_inblock))                    \
-  X(fsWrite, static_cast<double>(ru.ru_oublock))                   \
-  X(ipcSent, static_cast<double>(ru.ru_msgsnd))                    \
-  X(ipcReceived, static_cast<double>(ru.ru_msgrcv))                \
-  X(signalsCount, static_cast<double>(ru.ru_nsignals))             \
-  X(voluntaryContextSwitches, static_cast<double>(ru.ru_nvcsw))    \
-  X(involuntaryContextSwitches, static_cast<double>(ru.ru_nivcsw))
+// The child's rusage, in process.resourceUsage()'s names, order and units: TIME(name, field) for
+// a struct timeval of struct rusage (reported in microseconds), COUNT(name, field) for a counter.
+#define TH_RUSAGE_FIELDS(TIME, COUNT)                                                                   \
+  TIME(userCPUTime, ru_utime) TIME(systemCPUTime, ru_stime) COUNT(maxRSS, ru_maxrss)                     \
+  COUNT(sharedMemorySize, ru_ixrss) COUNT(unsharedDataSize, ru_idrss) COUNT(unsharedStackSize, ru_isrss) \
+  COUNT(minorPageFault, ru_minflt) COUNT(majorPageFault, ru_majflt) COUNT(swappedOut, ru_nswap)         \
+  COUNT(fsRead, ru_inblock) COUNT(fsWrite, ru_oublock) COUNT(ipcSent, ru_msgsnd)                         \
+  COUNT(ipcReceived, ru_msgrcv) COUNT(signalsCount, ru_nsignals)                                       \
+  COUNT(voluntaryContextSwitches, ru_nvcsw) COUNT(involuntaryContextSwitches, ru_nivcsw)
 
 // Where a child's fd 0-2 comes from: X(Enum, 'js name').
 #define TH_STDIO_KINDS(X)        \
@@ -94,7 +84,7 @@ enum class RusageSource : int { TH_RUSAGE_SOURCES(TH_ENUM_MEMBER) };
 enum ResultSlot : int { TH_RESULT_SLOTS(TH_SLOT_MEMBER) kSlotRusage };
 #undef TH_SLOT_MEMBER
 #define TH_COUNT(...) +1
-constexpr int kRusageFieldCount = 0 TH_RUSAGE_FIELDS(TH_COUNT);
+constexpr int kRusageFieldCount = 0 TH_RUSAGE_FIELDS(TH_COUNT, TH_COUNT);
 constexpr int kStageCount = 0 TH_STAGES(TH_COUNT);
 #undef TH_COUNT
 constexpr int kResultLength = kSlotRusage + kRusageFieldCount;

@@ -1,5 +1,7 @@
 #include "path-open.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -169,21 +171,6 @@ void CloseOpenedPaths(LaunchSpec &spec) {
     if (io.kind == StdioKind::Path) CloseFd(io.fd);
 }
 
-bool WaitForOpener(PathOpener &opener, double deadlineNs) {
-  for (;;) {
-    int timeout = -1;
-    if (deadlineNs > 0) {
-      struct timespec ts;
-      clock_gettime(CLOCK_MONOTONIC, &ts);
-      double left = deadlineNs - (static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec));
-      if (left <= 0) return false;
-      timeout = static_cast<int>(std::ceil(left / 1e6));
-    }
-    struct pollfd p = {opener.fd(), POLLIN, 0};
-    int rc = poll(&p, 1, timeout);
-    if (rc > 0) return true;
-    if (rc < 0 && errno != EINTR) return false;
-  }
-}
+bool WaitForOpener(PathOpener &opener, double deadlineNs) { return PollReadableUntil(opener.fd(), deadlineNs) == 1; }
 
 }  // namespace th

@@ -80,9 +80,11 @@ void WriteNumbers(double *n, const Launched &child, const WaitOutcome &outcome, 
   int i = 0;
   // Figures that are not the child's are not reported as if they were.
   bool have = outcome.rusageSource != RusageSource::Unavailable;
-#define TH_WRITE_RUSAGE(name, expr) r[i++] = have ? (expr) : NAN;
-  TH_RUSAGE_FIELDS(TH_WRITE_RUSAGE)
-#undef TH_WRITE_RUSAGE
+#define TH_WRITE_TIME(name, field) r[i++] = have ? Micros(ru.field) : NAN;
+#define TH_WRITE_COUNT(name, field) r[i++] = have ? static_cast<double>(ru.field) : NAN;
+  TH_RUSAGE_FIELDS(TH_WRITE_TIME, TH_WRITE_COUNT)
+#undef TH_WRITE_TIME
+#undef TH_WRITE_COUNT
 }
 
 napi_value TakeBuffers(napi_env env, WaitOutcome &outcome) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "alarm.h"
+#include "clock.h"
 #include "helper-report.h"
 #include "launcher.h"
 
@@ -110,18 +111,8 @@ void CloseLaunched(Launched &child) {
 
 bool AwaitHelperStart(Launched &child, double deadlineNs, WaitOutcome &outcome) {
   th_helper_report report;
-  for (;;) {
-    int timeout = -1;
-    if (deadlineNs > 0) {
-      struct timespec ts;
-      clock_gettime(CLOCK_MONOTONIC, &ts);
-      double left = deadlineNs - (static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec));
-      timeout = left <= 0 ? 0 : static_cast<int>(left / 1e6) + 1;
-    }
-    struct pollfd p = {child.reportR, POLLIN, 0};
-    int rc = poll(&p, 1, timeout);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc > 0 && ReadReport(child.reportR, report)) break;
+  int rc = PollReadableUntil(child.reportR, deadlineNs);
+  if (rc != 1 || !ReadReport(child.reportR, report)) {
     // No start: the deadline came first, or the helper is gone without one. It is not left
     // running (its target, if any, dies with it: PR_SET_PDEATHSIG).
     kill(child.pid, SIGKILL);
@@ -213,21 +204,15 @@ void ReapExited(Launched &child, WaitOutcome &outcome) {
 
 namespace {
 
-double MonoNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
 // After the exit: what the child wrote is in its pipes, and a grandchild may still be writing
 // to them. Read on until EOF, for at most waitDelay (then the result says the output was cut).
 void DrainAfterExit(Launched &child, const WaitOptions &opts, WaitOutcome &outcome) {
   if (child.stdoutR >= 0 && Drain(child.stdoutR, outcome.out) == DrainResult::Eof) CloseFd(child.stdoutR);
   if (child.stderrR >= 0 && Drain(child.stderrR, outcome.err) == DrainResult::Eof) CloseFd(child.stderrR);
-  double until = MonoNs() + opts.waitDelayMs * 1e6;
+  double until = NowNs() + opts.waitDelayMs * 1e6;
   while (child.stdoutR >= 0 || child.stderrR >= 0) {
-    double left = (until - MonoNs()) / 1e6;
-    if (left <= 0) {
+    int timeout = PollTimeoutUntil(until);
+    if (timeout == 0) {
       outcome.waitDelayExpired = true;
       return;
     }
@@ -235,7 +220,7 @@ void DrainAfterExit(Launched &child, const WaitOptions &opts, WaitOutcome &outco
     int n = 0, outIdx = -1, errIdx = -1;
     if (child.stdoutR >= 0) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
     if (child.stderrR >= 0) errIdx = n, fds[n++] = {child.stderrR, POLLIN, 0};
-    int rc = poll(fds, static_cast<nfds_t>(n), static_cast<int>(left) + 1);
+    int rc = poll(fds, static_cast<nfds_t>(n), timeout);
     if (rc < 0 && errno != EINTR) return;
     if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof) CloseFd(child.stdoutR);
     if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof) CloseFd(child.stderrR);
@@ -285,7 +270,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
         CloseFd(child.stderrR);
       if (fds[0].revents) {
         exited = true;
-        outcome.exitNs = MonoNs();
+        outcome.exitNs = NowNs();
       }
     }
     if (exited || !timer) continue;
@@ -294,7 +279,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
       // The child exited before the deadline acted: it is reported as exited, not timed out.
       if (HasExited(ref)) {
         exited = true;
-        outcome.exitNs = MonoNs();
+        outcome.exitNs = NowNs();
         continue;
       }
       // An expiry: send what it was armed for, then arm the next step of the escalation.
