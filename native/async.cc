@@ -273,10 +273,18 @@ class AsyncChild {
     if (napi_create_int32(env_, stream, &args[0]) != napi_ok ||
         napi_create_buffer_copy(env_, len, data, &copy, &args[1]) != napi_ok)
       return true;
-    if (!onData_.Call(2, args, &result) || result == nullptr) return true;
+    // The reader may ask for more before the call returns: napi_make_callback runs the
+    // nextTick queue on its way out, where the Readable's flow() calls read(), so Resume can
+    // come before this push's `false` is known here. That request wins (see Resume).
+    emitting_[stream] = true;
+    wantMore_[stream] = false;
+    bool called = onData_.Call(2, args, &result);
+    emitting_[stream] = false;
+    if (!called || result == nullptr) return true;
     bool more = true;
     napi_valuetype type;
     if (napi_typeof(env_, result, &type) == napi_ok && type == napi_boolean) napi_get_value_bool(env_, result, &more);
+    more = more || wantMore_[stream];
     full_[stream] = !more;
     return more;
   }
@@ -306,6 +314,10 @@ class AsyncChild {
   // The stream's reader wants more (its Readable's read()): read the pipe again.
   void Resume(int stream) {
     if (stream != 1 && stream != 2) return;
+    if (emitting_[stream]) {
+      wantMore_[stream] = true;  // asked for while its chunk is being handed over: not paused
+      return;
+    }
     if (!paused_[stream] || done_) return;
     paused_[stream] = false;
     if (FdOf(stream) < 0) return;
@@ -502,6 +514,8 @@ class AsyncChild {
   bool exited_ = false;
   bool paused_[3] = {false, false, false};  // by stream (1, 2): the reader is full
   bool full_[3] = {false, false, false};
+  bool emitting_[3] = {false, false, false};  // a chunk of the stream is being handed to JS
+  bool wantMore_[3] = {false, false, false};  // its reader asked for more meanwhile
   bool onKillList_ = false;
   int handles_ = 0;
   uv_poll_t pidPoll_{}, outPoll_{}, errPoll_{}, inPoll_{}, openPoll_{};
