@@ -1,10 +1,10 @@
-// Exec failure is exact and identical on both launch paths: which errno, which exit code, which
-// diagnostic; and the stage of a failure before exec.
+// Exec failure is exact and identical on every path (API × launcher × measure): which errno, which
+// exit code, which diagnostic; and the stage of a failure before exec.
 import fs from 'node:fs'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import type { ChildResult, ChildSpec } from '../../lib/index.js'
-import { APIS, LAUNCHERS, script, tempDir } from '../helpers.js'
+import { eachPath, script, tempDir } from '../helpers.js'
 
 const dir = tempDir(t)
 const noX = script(dir, 'no-x-bit', '#!/bin/sh\necho hi\n', 0o644)
@@ -98,36 +98,32 @@ function check(t: Test, r: ChildResult, row: Row) {
 for (const row of rows) {
   t.test(row.name, async t => {
     const results: ChildResult[] = []
-    for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
-      await t.test(`${api} ${launcher}`, async t => {
-        const r = await run({ ...row.spec, launcher })
-        t.equal(r.launcher, launcher)
-        check(t, r, row)
-        results.push(r)
-      })
-    }
+    await eachPath(t, '', async (t, { run, launcher }) => {
+      const r = await run(row.spec)
+      t.equal(r.launcher, launcher)
+      check(t, r, row)
+      results.push(r)
+    })
     // Identical observable outcome, field for field, apart from what differs by nature.
     const strip = ({ pid, launcher, durationMs, rusage, ...rest }: ChildResult) => rest
     for (const r of results.slice(1)) t.same(strip(r), strip(results[0]), 'every API and path reports the same')
   })
 }
 
-for (const [api, run] of APIS) t.test(`${api}: an rlimit the kernel refuses is reported with stage rlimit`, async t => {
-  for (const launcher of ['auto', 'fork'] as const) {
-    const r = await run({ file: 'true', rlimits: { nofile: 2 ** 40 }, launcher })
-    t.equal(r.launcher, 'fork')
-    t.equal(r.spawnError?.stage, 'rlimit')
-    t.equal(r.spawnError?.code, 'EPERM')
-    t.equal(r.exitCode, 126)
-    t.equal(r.diagnostic, "Couldn't set RLIMIT_NOFILE: Operation not permitted")
-  }
-})
+t.test('an rlimit the kernel refuses is reported with stage rlimit', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'true', rlimits: { nofile: 2 ** 40 } })
+  t.equal(r.launcher, 'fork')
+  t.equal(r.spawnError?.stage, 'rlimit')
+  t.equal(r.spawnError?.code, 'EPERM')
+  t.equal(r.exitCode, 126)
+  t.equal(r.diagnostic, "Couldn't set RLIMIT_NOFILE: Operation not permitted")
+}, { launchers: ['auto', 'fork'] }))
 
-for (const [api, run] of APIS) t.test(`${api}: the errno comes through the error channel, not from the exit code`, async t => {
+t.test('the errno comes through the error channel, not from the exit code', t => eachPath(t, '', async (t, { run }) => {
   // Same exit code (126) for three different causes: only the channel can tell them apart.
   const codes = []
-  for (const file of [noX, badFormat, subdir]) codes.push((await run({ file, launcher: 'fork' })).spawnError?.code)
+  for (const file of [noX, badFormat, subdir]) codes.push((await run({ file })).spawnError?.code)
   t.same(codes, ['EACCES', 'ENOEXEC', 'EACCES'])
-  const own = await run({ file: 'sh', args: ['-c', 'exit 126'], launcher: 'fork' })
+  const own = await run({ file: 'sh', args: ['-c', 'exit 126'] })
   t.equal(own.spawnError, null)
-})
+}, { launchers: ['fork'] }))
