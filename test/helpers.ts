@@ -117,8 +117,9 @@ export async function eachPath(t: Test, name: string, check: (t: Test, path: Pat
 
 /**
  * tap's todo for an assertion that differs under measure: true today, a bug being fixed: the
- * assertion still runs and prints its reason, and does not fail the suite. `{}` where `when` is false.
+ * assertion still runs and prints its reason, and does not fail the suite. `differs` says what
+ * differs, or is false where nothing is known to (`measure && '...'`).
  */
-export function measureTodo(when: boolean, what: string): { todo?: string } {
-  return when ? { todo: `measure: ${what} (issue: exact results under races / measure is the same child)` } : {}
+export function measureTodo(differs: string | false | undefined): { todo?: string } {
+  return differs ? { todo: `measure: ${differs} (issue: exact results under races / measure is the same child)` } : {}
 }

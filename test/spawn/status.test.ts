@@ -74,6 +74,7 @@ t.test('core dumps', t => eachPath(t, '', async (t, { run, launcher }) => {
   t.equal(dumped.diagnostic, 'Segmentation fault (core dumped)')
   const none = await run({ file: 'sh', args: ['-c', 'ulimit -c 0; kill -SEGV $$'], cwd: dir })
   t.equal(none.signal, 'SIGSEGV')
+  t.equal(none.exitCode, null)
   t.equal(none.coreDumped, false)
   t.equal(none.diagnostic, 'Segmentation fault')
   for (const f of fs.readdirSync(dir)) fs.rmSync(path.join(dir, f), { force: true })

@@ -32,6 +32,9 @@ t.test('pipes', t => eachPath(t, '', async (t, { run }) => {
 
   const empty = await run({ file: 'cat', input: '' })
   t.equal(empty.stdout.length, 0, 'empty input gives EOF at once')
+
+  const out = await run({ file: 'sh', args: ['-c', 'cat; echo err >&2; exit 3'], input: 'in\n' })
+  t.same([out.exitCode, out.stdout.toString(), out.stderr.toString(), out.spawnError], [3, 'in\n', 'err\n', null], 'input in, stdout and stderr out, the exit code')
 }))
 
 t.test('a grandchild holding the pipe never hangs the call', t => eachPath(t, '', async (t, { run }) => {
