@@ -5,7 +5,7 @@
 // { stage: 'fork', code: 'EAGAIN' }, no exit code, and nothing leaked.
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
-import { paths } from '../helpers.js'
+import { measureTodo, paths } from '../helpers.js'
 import { CHILD_PROBES, PACKAGE, baseline, childPaths, runNodeScript, stageForNobody, type Staged } from './helpers.js'
 
 interface Report {
@@ -40,7 +40,7 @@ const script = `
 const nobody = stageForNobody(t)
 const skip = typeof nobody === 'string' ? nobody : false ||
   (spawnChildSync({ file: 'prlimit', args: ['--version'], stdout: 'ignore' }).exitCode !== 0 && 'prlimit (util-linux) is not installed')
-t.test('RLIMIT_NPROC reached: EAGAIN from clone, reported the same on both paths', { skip }, async t => {
+t.test('RLIMIT_NPROC reached: EAGAIN from clone, reported the same on every path', { skip }, async t => {
   const before = baseline()
   const report = runNodeScript<Report>(script, {}, nobody as Staged)
   t.equal(report.limited, 0, `prlimit lowered the child's RLIMIT_NPROC to its ${report.tasks} tasks`)
@@ -54,5 +54,30 @@ t.test('RLIMIT_NPROC reached: EAGAIN from clone, reported the same on both paths
   }
   t.equal(report.fdsAfter, report.fdsBefore, 'no fds leaked in the limited process')
   t.equal(report.children, 0, 'no children in the limited process')
+  await before.check(t)
+})
+
+// rlimits: { nproc: 0 } is the child's own limit: it binds an unprivileged child's forks, not its
+// exec, so the child runs (sh's echo is a builtin). Root is exempt, hence nobody.
+const ownLimit = `
+  ${childPaths({ launchers: ['auto'] })}
+  ;(async () => {
+    const runs = []
+    for (const path of PATHS) {
+      const r = await runPath(path, { file: 'sh', args: ['-c', 'echo ran'], rlimits: { nproc: 0 } })
+      runs.push({ label: path.label, measure: path.measure, exitCode: r.exitCode, spawnError: r.spawnError, stdout: r.stdout.toString() })
+    }
+    console.log(JSON.stringify(runs))
+  })()
+`
+
+t.test("rlimits: { nproc: 0 } binds the child's forks, not its exec", { skip: typeof nobody === 'string' ? nobody : false }, async t => {
+  const before = baseline()
+  const runs = runNodeScript<Array<{ label: string; measure: boolean; exitCode: number | null; spawnError: unknown; stdout: string }>>(ownLimit, {}, nobody as Staged)
+  t.equal(runs.length, paths({ launchers: ['auto'] }).length, 'every path ran')
+  for (const r of runs) {
+    t.same([r.exitCode, r.spawnError, r.stdout], [0, null, 'ran\n'], r.label,
+      measureTodo(r.measure && 'rlimits { nproc: 0 } (as nobody) exits 125 with no spawnError and no output'))
+  }
   await before.check(t)
 })
