@@ -95,12 +95,9 @@ class AsyncChild {
         SettleFailedLaunch(child_, outcome_);
         return Started::Failed;
       }
-    } else {
-      child_ = Launch(spec_);
-      if (child_.stage != Stage::None) {
-        SettleFailedLaunch(child_, outcome_);
-        return Started::Failed;
-      }
+    } else if (!LaunchNow()) {
+      if (child_.stage != Stage::None) SettleFailedLaunch(child_, outcome_);
+      return Started::Failed;
     }
 
     // From here on the object is owned by its uv handles.
@@ -111,7 +108,9 @@ class AsyncChild {
     owner_->live.insert(this);
     uv_timer_init(loop, &timer_);
     timer_.data = this;
-    handles_++;
+    uv_timer_init(loop, &killTimer_);
+    killTimer_.data = this;
+    handles_ += 2;
     // uv timers count from the loop's cached time, which can lag: refresh it so that a deadline
     // is never earlier than `timeout` after the call.
     uv_update_time(loop);
@@ -144,29 +143,32 @@ class AsyncChild {
     handle_ = handle;
     if (napi_create_reference(env_, object, 1, &handleRef_) != napi_ok) handleRef_ = nullptr;
   }
-  pid_t pid() const { return child_.pid; }
+  // The child's pid; with measure, the target's (the process running the program).
+  pid_t pid() const { return child_.targetPid > 0 ? child_.targetPid : child_.pid; }
 
   // kill(signal): the signal now, and SIGKILL after forceKillAfterDelay when it is gentler.
   // While the { path } targets are still being opened there is no child yet: the opening is
   // given up and the result says so.
   bool Kill(int sig) {
-    if (done_) return false;
+    if (done_ || exited_) return false;
     if (opener_) {
       if (sig == 0) return true;
       opener_->GiveUp(child_, ECANCELED);
       DropOpener();
       SettleFailedLaunch(child_, outcome_);
-      Finish(false);
+      Finish();
       return true;
     }
     // kill() is true only when the signal reaches a child that is still running: one that has
     // exited and waits to be reaped was not killed by it (and its result will not say aborted).
-    if (AlreadyExited()) return false;
+    if (HasExited(ref_)) return false;
     SignalChild(ref_, sig);
-    if (sig != SIGKILL && sig != 0 && opts_.forceKillAfterMs > 0 && phase_ == Escalation::Running) {
-      phase_ = Escalation::Killed;
+    // kill()'s own escalation, on a timer of its own: the deadline keeps running beside it, and
+    // whichever comes first acts (the result says timedOut only when the deadline did).
+    if (sig != SIGKILL && sig != 0 && opts_.forceKillAfterMs > 0 && !killEscalating_) {
+      killEscalating_ = true;
       uv_update_time(loop_);
-      uv_timer_start(&timer_, OnForceKill, Ms(opts_.forceKillAfterMs), 0);
+      uv_timer_start(&killTimer_, OnKillEscalation, Ms(opts_.forceKillAfterMs), 0);
     }
     return true;
   }
@@ -178,7 +180,7 @@ class AsyncChild {
       done_ = true;
       if (opener_) {
         DropOpener();
-      } else {
+      } else if (!exited_) {
         SignalChild(ref_, SIGKILL);
         int status;
         struct rusage usage;
@@ -204,8 +206,19 @@ class AsyncChild {
     uv_poll_start(poll, events, cb);
   }
 
+  // Launches the opened spec; for a measured child, waits for the helper's STARTED report (a
+  // fork and a few system calls in a small static program: well under a millisecond).
+  bool LaunchNow() {
+    child_ = Launch(spec_);
+    CloseOpenedPaths(spec_);
+    if (child_.stage == Stage::None && spec_.measure &&
+        !AwaitHelperStart(child_, opts_.timeoutMs > 0 ? start_ + opts_.timeoutMs * 1e6 : 0, outcome_))
+      return false;  // settled (a launch failure, or the deadline before the target started)
+    return child_.stage == Stage::None;
+  }
+
   void WatchChild() {
-    ref_ = ChildRef{child_.pid, child_.pidfd, spec_.setsid};
+    ref_ = SignalTarget(child_, opts_.group);
     if (spec_.deathSignal) {
       std::lock_guard<std::mutex> lock(KillOnExit().mutex);
       KillOnExit().children[this] = ref_;
@@ -236,43 +249,71 @@ class AsyncChild {
     if (self->done_ || !self->opener_) return;
     bool opened = self->opener_->Take(self->spec_, self->child_);
     self->DropOpener();
-    if (opened) {
-      self->child_ = Launch(self->spec_);
-      CloseOpenedPaths(self->spec_);
-    }
-    if (self->child_.stage != Stage::None) {
-      SettleFailedLaunch(self->child_, self->outcome_);
-      self->Finish(false);
+    if (!opened || !self->LaunchNow()) {
+      if (self->child_.stage != Stage::None) SettleFailedLaunch(self->child_, self->outcome_);
+      self->Finish();
       return;
     }
     self->WatchChild();
   }
 
-  static void EmitChunk(void *ctx, const char *data, size_t len) {
+  static bool EmitChunk(void *ctx, const char *data, size_t len) {
     auto *sink = static_cast<std::pair<AsyncChild *, int> *>(ctx);
-    sink->first->Emit(sink->second, data, len);
+    return sink->first->Emit(sink->second, data, len);
   }
 
-  void Emit(int stream, const char *data, size_t len) {
-    if (!onData_.held()) return;
+  // Hands a chunk to the stream's reader; false when it wants no more for now (its Readable's
+  // push() returned false: backpressure).
+  bool Emit(int stream, const char *data, size_t len) {
+    if (!onData_.held()) return true;
     JsScope scope(env_);
-    if (!scope.ok()) return;
-    napi_value args[2];
+    if (!scope.ok()) return true;
+    napi_value args[2], result = nullptr;
     void *copy;
     if (napi_create_int32(env_, stream, &args[0]) != napi_ok ||
         napi_create_buffer_copy(env_, len, data, &copy, &args[1]) != napi_ok)
-      return;
-    onData_.Call(2, args);
+      return true;
+    if (!onData_.Call(2, args, &result) || result == nullptr) return true;
+    bool more = true;
+    napi_valuetype type;
+    if (napi_typeof(env_, result, &type) == napi_ok && type == napi_boolean) napi_get_value_bool(env_, result, &more);
+    full_[stream] = !more;
+    return more;
   }
 
+  uv_poll_t *PollOf(int stream) { return stream == 1 ? &outPoll_ : &errPoll_; }
+  int &FdOf(int stream) { return stream == 1 ? child_.stdoutR : child_.stderrR; }
+
   void DrainStream(int stream) {
-    int &fd = stream == 1 ? child_.stdoutR : child_.stderrR;
-    if (fd < 0) return;
+    int &fd = FdOf(stream);
+    if (fd < 0 || paused_[stream]) return;
     Capture &capture = stream == 1 ? outcome_.out : outcome_.err;
     std::pair<AsyncChild *, int> sink{this, stream};
     DrainResult r = onData_.held() ? Drain(fd, capture, EmitChunk, &sink) : Drain(fd, capture);
-    if (r == DrainResult::Eof) StopAndClose(stream == 1 ? &outPoll_ : &errPoll_, fd);
+    if (r == DrainResult::Eof) {
+      StopAndClose(PollOf(stream), fd);
+      if (exited_ && child_.stdoutR < 0 && child_.stderrR < 0) Finish();
+    } else if (full_[stream] && fd >= 0) {
+      // Backpressure: the reader is full. Stop reading this pipe (the child blocks on it once it
+      // is full, as with child_process) until the reader asks for more (Resume).
+      full_[stream] = false;
+      paused_[stream] = true;
+      uv_poll_stop(PollOf(stream));
+    }
   }
+
+ public:
+  // The stream's reader wants more (its Readable's read()): read the pipe again.
+  void Resume(int stream) {
+    if (stream != 1 && stream != 2) return;
+    if (!paused_[stream] || done_) return;
+    paused_[stream] = false;
+    if (FdOf(stream) < 0) return;
+    uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);
+    DrainStream(stream);
+  }
+
+ private:
 
   void StopAndClose(uv_poll_t *poll, int &fd) {
     if (fd < 0) return;
@@ -290,14 +331,25 @@ class AsyncChild {
       self->StopAndClose(&self->inPoll_, self->child_.stdinW);
   }
 
+  static void OnKillEscalation(uv_timer_t *t) {
+    AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    if (!HasExited(self->ref_)) SignalChild(self->ref_, SIGKILL);
+  }
+
   static void OnDeadline(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    if (!self->opener_ && HasExited(self->ref_)) {
+      // It exited before its deadline; the loop just got to the timer first (the pidfd's event
+      // is in the same turn, or the loop was busy). Reported as what happened first: an exit.
+      self->OnExit();
+      return;
+    }
     self->outcome_.timedOut = true;
     if (self->opener_) {
       // The deadline came while a { path } target was still being opened: no child was started.
       self->opener_->GiveUp(self->child_, ETIMEDOUT);
       self->DropOpener();
-      self->Finish(false);
+      self->Finish();
       return;
     }
     SignalChild(self->ref_, self->opts_.killSignal);
@@ -315,6 +367,7 @@ class AsyncChild {
     Escalation phase = Escalation::ForceKilled;
     if (AfterExpiry(phase, self->opts_).wouldntDie) {
       self->outcome_.wouldntDie = true;
+      self->outcome_.rusageSource = RusageSource::Unavailable;  // not reaped here: no wait4 figures
       SignalChild(self->ref_, SIGKILL);
       // The pidfd goes to the reaper: stop watching it here, but do not close it.
       uv_poll_stop(&self->pidPoll_);
@@ -322,7 +375,7 @@ class AsyncChild {
       HandToReaper(self->child_.pid, self->child_.pidfd);
       self->child_.pidfd = -1;
       self->ref_.pidfd = -1;
-      self->Finish(false);
+      self->Finish();
     }
   }
 
@@ -334,18 +387,48 @@ class AsyncChild {
     uv_timer_start(&timer_, next.signal == SIGKILL ? OnForceKill : OnGraceOver, Ms(next.delayMs), 0);
   }
 
-  static void OnPidfd(uv_poll_t *p, int, int) { static_cast<AsyncChild *>(p->data)->Finish(true); }
+  static void OnPidfd(uv_poll_t *p, int, int) { static_cast<AsyncChild *>(p->data)->OnExit(); }
 
-  void Finish(bool exited) {
+  // The child exited: reap it now (its status and rusage are final, and its pid must not be
+  // signalled again), then read its pipes on until EOF, for at most waitDelay: a grandchild may
+  // still hold them (the result says so when it cut the output).
+  void OnExit() {
+    if (done_ || exited_) return;
+    exited_ = true;
+    outcome_.exitNs = NowNs();
+    uv_timer_stop(&timer_);
+    uv_timer_stop(&killTimer_);
+    uv_poll_stop(&pidPoll_);
+    LeaveKillList();
+    ReapExited(child_, outcome_);
+    ref_.pidfd = -1;
+    DrainStream(1);
+    DrainStream(2);
+    if (done_) return;
+    if (child_.stdoutR < 0 && child_.stderrR < 0) {
+      Finish();
+    } else if (opts_.waitDelayMs <= 0) {
+      outcome_.waitDelayExpired = true;
+      Finish();
+    } else {
+      uv_update_time(loop_);
+      uv_timer_start(&timer_, OnWaitDelay, Ms(opts_.waitDelayMs), 0);
+    }
+  }
+
+  static void OnWaitDelay(uv_timer_t *t) {
+    AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    self->outcome_.waitDelayExpired = true;
+    self->Finish();
+  }
+
+  // The result: to JavaScript, once.
+  void Finish() {
     if (done_) return;
     done_ = true;
     LeaveKillList();
-    uv_timer_stop(&timer_);  // before the reap: a late kill must not reach a reused pid
-    if (exited) {
-      DrainStream(1);  // what the child wrote before exiting, to the listeners too
-      DrainStream(2);
-      CollectExit(child_, outcome_);
-    }
+    uv_timer_stop(&timer_);  // a late kill must not reach a reused pid
+    uv_timer_stop(&killTimer_);
     owner_->live.erase(this);
     Detach();
     // Every fd is closed before the callback: the promise it settles runs its reactions before
@@ -369,16 +452,6 @@ class AsyncChild {
     onKillList_ = false;
   }
 
-  // Whether the child has already exited (a zombie not yet reaped): a signal now would be sent,
-  // but would kill nothing.
-  bool AlreadyExited() const {
-    if (child_.pidfd < 0) return false;
-    siginfo_t info;
-    memset(&info, 0, sizeof info);
-    if (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(child_.pidfd), &info, WEXITED | WNOHANG | WNOWAIT) < 0) return false;
-    return info.si_pid != 0;
-  }
-
   // Plain C API (no node-addon-api wrapper, which throws when N-API refuses): this runs from
   // libuv callbacks and from the environment's cleanup hook.
   void Detach() {
@@ -390,6 +463,7 @@ class AsyncChild {
 
   void CloseAll() {
     CloseFd(child_.reportR);
+    CloseFd(child_.targetPidfd);
     StopAndClose(&pidPoll_, child_.pidfd);
     StopAndClose(&outPoll_, child_.stdoutR);
     StopAndClose(&errPoll_, child_.stderrR);
@@ -397,6 +471,7 @@ class AsyncChild {
     if (!timerClosed_) {
       timerClosed_ = true;
       uv_close(reinterpret_cast<uv_handle_t *>(&timer_), OnClosed);
+      uv_close(reinterpret_cast<uv_handle_t *>(&killTimer_), OnClosed);
     }
   }
 
@@ -424,10 +499,15 @@ class AsyncChild {
   bool done_ = false;
   bool timerClosed_ = false;
   bool openPolling_ = false;
+  bool exited_ = false;
+  bool paused_[3] = {false, false, false};  // by stream (1, 2): the reader is full
+  bool full_[3] = {false, false, false};
   bool onKillList_ = false;
   int handles_ = 0;
   uv_poll_t pidPoll_{}, outPoll_{}, errPoll_{}, inPoll_{}, openPoll_{};
-  uv_timer_t timer_{};
+  uv_timer_t timer_{};      // the deadline and its escalation
+  uv_timer_t killTimer_{};  // kill()'s escalation to SIGKILL
+  bool killEscalating_ = false;
   JsCallback onDone_, onData_;
   ChildHandle *handle_ = nullptr;
   napi_ref handleRef_ = nullptr;
@@ -438,6 +518,7 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
  public:
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "ChildHandle", {InstanceMethod("kill", &ChildHandle::KillMethod),
+                                            InstanceMethod("resume", &ChildHandle::ResumeMethod),
                                             InstanceAccessor("pid", &ChildHandle::PidGetter, nullptr)});
   }
   ChildHandle(const Napi::CallbackInfo &info) : Napi::ObjectWrap<ChildHandle>(info) {}
@@ -448,6 +529,11 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
   Napi::Value KillMethod(const Napi::CallbackInfo &info) {
     int sig = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : SIGKILL;
     return Napi::Boolean::New(info.Env(), child != nullptr && child->Kill(sig));
+  }
+  // resume(stream): the stream's Readable wants more (backpressure released).
+  Napi::Value ResumeMethod(const Napi::CallbackInfo &info) {
+    if (child && info.Length() > 0 && info[0].IsNumber()) child->Resume(info[0].As<Napi::Number>().Int32Value());
+    return info.Env().Undefined();
   }
   Napi::Value PidGetter(const Napi::CallbackInfo &info) {
     if (child) lastPid = child->pid();

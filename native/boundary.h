@@ -22,7 +22,9 @@ namespace th {
   X(detail)          /* which stream (open, dup2) or resource (rlimit) */                         \
   X(stdoutTruncated) /* 1: stdout was cut at maxBuffer */                                         \
   X(stderrTruncated) /* 1: stderr was cut at maxBuffer */                                         \
-  X(durationMs)      /* launch to reap, monotonic */
+  X(durationMs)      /* launch to reap, monotonic */                                              \
+  X(rusageSource)    /* RusageSource: whose figures the rusage slots hold */                      \
+  X(waitDelayExpired) /* 1: pipes still open waitDelay after the exit; output after that is cut */
 
 // The child's rusage, in process.resourceUsage()'s names, order and units: X(name, expression
 // over `ru`, a struct rusage).
@@ -75,10 +77,17 @@ namespace th {
   X(Fork, "fork")         \
   X(Spawn, "spawn")
 
+// Whose resource usage a result reports: X(Enum, 'js name').
+#define TH_RUSAGE_SOURCES(X)     \
+  X(Wait4, "wait4")              \
+  X(Helper, "helper")            \
+  X(Unavailable, "unavailable")
+
 #define TH_ENUM_MEMBER(name, ...) name,
 enum class StdioKind : int { TH_STDIO_KINDS(TH_ENUM_MEMBER) };
 enum class LauncherChoice : int { TH_LAUNCHERS(TH_ENUM_MEMBER) };
 enum class Stage : int32_t { TH_STAGES(TH_ENUM_MEMBER) };
+enum class RusageSource : int { TH_RUSAGE_SOURCES(TH_ENUM_MEMBER) };
 #undef TH_ENUM_MEMBER
 
 #define TH_SLOT_MEMBER(name) kSlot_##name,

@@ -7,21 +7,22 @@
  * the target's process is new (maxrss starts at zero) and its pre-exec image is this helper's.
  * The helper waits for the target and reports the target's own status and rusage on fd 3.
  *
- *   tileharness-exec FILE ARGV0 [ARGS...]
+ *   tileharness-exec [-s] [-r RESOURCE:SOFT:HARD]... -- FILE ARGV0 [ARGS...]
  *
- * FILE is looked up on this process's PATH when it has no '/', with execvp's rules (EACCES
- * remembered, never /bin/sh for ENOEXEC). Signals the harness sends to the helper (a timeout's
- * killSignal, kill(), abort) are forwarded to the target; SIGKILL cannot be, so the target is
- * armed with PR_SET_PDEATHSIG(SIGKILL) and dies with the helper.
- *
- * Report on fd 3 (one write of struct report, then the helper exits 0):
- *   kind 1: the target ran; status is its wait status, usage its rusage.
- *   kind 2: exec failed; err is the errno.
- * If no report arrives (the helper itself was killed), the harness uses the helper's status.
+ * The target is the same child the harness would have started itself:
+ *   -s    the target starts a new session (it is the group leader the harness's group kills reach;
+ *         the helper stays outside, so a group SIGKILL never takes the reporter with it);
+ *   -r    a resource limit set in the target before exec (soft/hard -1: unlimited), never on the
+ *         helper, so a small RLIMIT_NOFILE or RLIMIT_NPROC cannot starve the helper's own setup;
+ *   FILE  looked up on this process's PATH by execvp's rules (native/exec-search.h).
+ * As soon as the target exists the helper reports its pid (STARTED): from then on the harness
+ * signals the target directly, SIGKILL and SIGSTOP included. Signals that reach the helper itself
+ * are forwarded; the target dies with the helper (PR_SET_PDEATHSIG). Reports: helper-report.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,7 +32,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exec-search.h"
 #include "helper-report.h"
+
+#define MAX_LIMITS 32
+#define STAGE_SETSID 5
+#define STAGE_RLIMIT 6
 
 static volatile pid_t target = 0;
 
@@ -39,59 +45,84 @@ static void forward(int sig) {
   if (target > 0) kill(target, sig);
 }
 
-static int continues_search(int err) {
-  return err == EACCES || err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV || err == ETIMEDOUT;
-}
-
-/* execvp's PATH walk without its ENOEXEC-to-/bin/sh fallback. Returns the errno to report. */
+/* The target's side: its exec, by execvp's rules. Returns the errno to report. */
 static int exec_target(const char *file, char **argv) {
   if (strchr(file, '/')) {
     execv(file, argv);
     return errno;
   }
   const char *path = getenv("PATH");
-  if (!path) path = "/bin:/usr/bin";
-  size_t flen = strlen(file);
-  char buf[4096];
+  const char *cursor = path ? path : TH_DEFAULT_PATH;
+  char buf[PATH_MAX];
   int saw_eacces = 0, last = ENOENT;
-  for (const char *p = path;; p++) {
-    const char *colon = strchr(p, ':');
-    size_t dlen = colon ? (size_t)(colon - p) : strlen(p);
-    if (dlen + flen + 2 <= sizeof buf) {
-      if (dlen) {
-        memcpy(buf, p, dlen);
-        buf[dlen] = '/';
-        memcpy(buf + dlen + 1, file, flen + 1);
-      } else {
-        memcpy(buf, file, flen + 1);
-      }
+  for (;;) {
+    int r = th_next_candidate(&cursor, file, buf, sizeof buf);
+    if (r == 0) break;
+    int err;
+    if (r < 0) {
+      err = ENAMETOOLONG;
+    } else {
       execv(buf, argv);
-      int err = errno;
-      if (!continues_search(err)) return err;
-      if (err == EACCES) saw_eacces = 1;
-      last = err;
+      err = errno;
     }
-    if (!colon) break;
-    p = colon;
+    if (!th_exec_error_continues_search(err)) return err;
+    if (err == EACCES) saw_eacces = 1;
+    last = err;
   }
   return saw_eacces ? EACCES : last;
 }
 
-static void send_report(const struct th_helper_report *r) {
+static void send_report(struct th_helper_report *r) {
+  r->magic = TH_REPORT_MAGIC;
   ssize_t n;
   do {
     n = write(TH_REPORT_FD, r, sizeof *r);
   } while (n < 0 && errno == EINTR);
 }
 
+static int parse_limit(const char *s, int *resource, struct rlimit *lim) {
+  char *end;
+  long res = strtol(s, &end, 10);
+  if (*end != ':') return 0;
+  long long soft = strtoll(end + 1, &end, 10);
+  if (*end != ':') return 0;
+  long long hard = strtoll(end + 1, &end, 10);
+  if (*end != '\0') return 0;
+  *resource = (int)res;
+  lim->rlim_cur = soft < 0 ? RLIM_INFINITY : (rlim_t)soft;
+  lim->rlim_max = hard < 0 ? RLIM_INFINITY : (rlim_t)hard;
+  return 1;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 3) return 125;
-  const char *file = argv[1];
-  char **target_argv = argv + 2;
+  int want_setsid = 0, nlimits = 0, resources[MAX_LIMITS];
+  struct rlimit limits[MAX_LIMITS];
+  int i = 1;
+  for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    if (strcmp(argv[i], "-s") == 0) {
+      want_setsid = 1;
+    } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc && nlimits < MAX_LIMITS &&
+               parse_limit(argv[i + 1], &resources[nlimits], &limits[nlimits])) {
+      nlimits++;
+      i++;
+    } else {
+      return 125;
+    }
+  }
+  if (i + 2 >= argc) return 125; /* no "--", or no FILE and ARGV0 after it */
+  const char *file = argv[i + 1];
+  char **target_argv = argv + i + 2;
   pid_t self = getpid();
 
   int errpipe[2];
-  if (pipe2(errpipe, O_CLOEXEC) < 0) return 125;
+  struct th_helper_report r;
+  memset(&r, 0, sizeof r);
+  if (pipe2(errpipe, O_CLOEXEC) < 0) {
+    r.kind = TH_REPORT_FORK_FAILED;
+    r.err = errno;
+    send_report(&r);
+    return 0;
+  }
 
   /* Signals are blocked across the fork so that a forwarded signal cannot arrive before the
    * handler knows the target's pid; the target unblocks them before exec. */
@@ -100,22 +131,46 @@ int main(int argc, char **argv) {
   sigprocmask(SIG_SETMASK, &all, &old);
 
   pid_t pid = fork();
-  if (pid < 0) return 125;
+  if (pid < 0) {
+    r.kind = TH_REPORT_FORK_FAILED;
+    r.err = errno;
+    send_report(&r);
+    return 0;
+  }
   if (pid == 0) {
+    /* The target's setup, then its exec. A failure is reported as [stage, errno, detail]. */
+    int report[3] = {0, 0, -1};
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != self) _exit(127);
     close(errpipe[0]);
-    close(TH_REPORT_FD);  /* the target starts with 0-2 only */
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    int err = exec_target(file, target_argv);
+    close(TH_REPORT_FD); /* the target starts with 0-2 only */
+    if (want_setsid && setsid() < 0) {
+      report[0] = STAGE_SETSID;
+      report[1] = errno;
+    }
+    for (int k = 0; report[0] == 0 && k < nlimits; k++) {
+      if (setrlimit((__rlimit_resource_t)resources[k], &limits[k]) < 0) {
+        report[0] = STAGE_RLIMIT;
+        report[1] = errno;
+        report[2] = resources[k];
+      }
+    }
+    if (report[0] == 0) {
+      sigprocmask(SIG_SETMASK, &old, NULL);
+      report[1] = exec_target(file, target_argv);
+    }
     ssize_t n;
     do {
-      n = write(errpipe[1], &err, sizeof err);
+      n = write(errpipe[1], report, sizeof report);
     } while (n < 0 && errno == EINTR);
-    _exit(err == ENOENT ? 127 : 126);
+    _exit(report[0] == 0 && report[1] == ENOENT ? 127 : 126);
   }
   target = pid;
   close(errpipe[1]);
+
+  r.kind = TH_REPORT_STARTED;
+  r.pid = pid;
+  send_report(&r);
 
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -127,24 +182,25 @@ int main(int argc, char **argv) {
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
 
-  struct th_helper_report r;
-  memset(&r, 0, sizeof r);
-  r.magic = TH_REPORT_MAGIC;
-  int err = 0;
+  int report[3] = {0, 0, -1};
   ssize_t got;
   do {
-    got = read(errpipe[0], &err, sizeof err);
+    got = read(errpipe[0], report, sizeof report);
   } while (got < 0 && errno == EINTR);
 
+  memset(&r, 0, sizeof r);
   int status = 0;
   pid_t w;
   do {
     w = wait4(pid, &status, 0, &r.usage);
   } while (w < 0 && errno == EINTR);
 
-  if (got == (ssize_t)sizeof err) {
-    r.kind = TH_REPORT_EXEC_FAILED;
-    r.err = err;
+  r.pid = pid;
+  if (got == (ssize_t)sizeof report) {
+    r.kind = report[0] == 0 ? TH_REPORT_EXEC_FAILED : TH_REPORT_SETUP_FAILED;
+    r.err = report[1];
+    r.stage = report[0];
+    r.detail = report[2];
   } else {
     r.kind = TH_REPORT_RAN;
     r.status = status;

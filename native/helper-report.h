@@ -1,5 +1,11 @@
-/* The measuring helper's report (native/exec-helper.c writes it on fd 3; native/waiter.cc reads
- * it): one fixed-size record, the one definition of its layout. Plain C, included from C++ too. */
+/* The measuring helper's reports (native/exec-helper.c writes them on fd 3; native/waiter.cc
+ * reads them): fixed-size records, the one definition of their layout. Plain C, included from
+ * C++ too.
+ *
+ * First a STARTED record as soon as the target exists (its pid: the harness signals the target
+ * itself from then on, SIGKILL and SIGSTOP included, which a helper could never forward), then
+ * one final record: RAN (the target's wait status and rusage), EXEC_FAILED or FORK_FAILED (the
+ * errno). */
 #ifndef TILEHARNESS_HELPER_REPORT_H
 #define TILEHARNESS_HELPER_REPORT_H
 
@@ -10,8 +16,11 @@
 #define TH_REPORT_MAGIC 0x54484558u /* "THEX" */
 
 enum th_report_kind {
-  TH_REPORT_RAN = 1,        /* the target ran: status is its wait status, usage its rusage */
-  TH_REPORT_EXEC_FAILED = 2 /* exec failed: err is the errno */
+  TH_REPORT_RAN = 1,         /* the target ran: status is its wait status, usage its rusage */
+  TH_REPORT_EXEC_FAILED = 2, /* exec failed: err is the errno (after the target's own setup) */
+  TH_REPORT_STARTED = 3,     /* the target exists: pid */
+  TH_REPORT_FORK_FAILED = 4, /* the helper could not create the target: err */
+  TH_REPORT_SETUP_FAILED = 5 /* the target's setup failed: err; stage is 5 (setsid) or 6 (rlimit), detail the resource */
 };
 
 struct th_helper_report {
@@ -19,6 +28,10 @@ struct th_helper_report {
   int32_t kind;
   int32_t status;
   int32_t err;
+  int32_t pid;
+  int32_t stage;
+  int32_t detail;
+  int32_t reserved;
   struct rusage usage;
 };
 

@@ -39,13 +39,16 @@ void JsCallback::Reset() {
   context_ = nullptr;
 }
 
-bool JsCallback::Call(size_t argc, const napi_value *argv) {
+bool JsCallback::Call(size_t argc, const napi_value *argv, napi_value *out) {
   if (!ref_) return false;
   napi_value fn, recv, result;
   if (napi_get_reference_value(env_, ref_, &fn) != napi_ok || fn == nullptr) return false;
   if (napi_get_global(env_, &recv) != napi_ok) return false;  // napi_make_callback needs an object
   napi_status status = napi_make_callback(env_, context_, recv, fn, argc, argv, &result);
-  if (status == napi_ok) return true;
+  if (status == napi_ok) {
+    if (out) *out = result;
+    return true;
+  }
   RaisePendingAsUncaught(env_);
   return false;
 }

@@ -41,7 +41,7 @@ class JsCallback {
 
   // Calls fn(argv...) with `this` the global object. A JS exception becomes an uncaught exception; false
   // when the call could not be made (the environment cannot run JS any more) or threw.
-  bool Call(size_t argc, const napi_value *argv);
+  bool Call(size_t argc, const napi_value *argv, napi_value *result = nullptr);
 
  private:
   napi_env env_ = nullptr;

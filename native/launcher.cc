@@ -13,8 +13,11 @@
 // sigaction it installs) is built in the parent before the clone. See ChildMain for the rules.
 #include "launcher.h"
 
+#include "exec-search.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -53,6 +56,16 @@ void SignalChild(const ChildRef &child, int sig) {
   } else {
     kill(child.pid, sig);
   }
+}
+
+bool HasExited(const ChildRef &child) {
+  if (child.pidfd < 0) return false;
+  struct pollfd p = {child.pidfd, POLLIN, 0};
+  int rc;
+  do {
+    rc = poll(&p, 1, 0);
+  } while (rc < 0 && errno == EINTR);
+  return rc > 0;
 }
 
 bool Reap(pid_t pid, int &status, struct rusage &usage) {
@@ -123,19 +136,10 @@ bool MakePipe(int &readEnd, int &writeEnd, int lowest = 3) {
 
 int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
-// execvp's rules for walking PATH: these errors mean "try the next directory"; EACCES is
-// remembered and reported if nothing else is found.
-bool ExecErrorContinuesSearch(int err) {
-  switch (err) {
-    case EACCES: case ENOENT: case ENOTDIR: case ESTALE: case ENODEV: case ETIMEDOUT:
-      return true;
-    default:
-      return false;
-  }
-}
+bool ExecErrorContinuesSearch(int err) { return th_exec_error_continues_search(err) != 0; }
 
-// The list of paths exec will try: `file` itself when it has a '/', else each PATH entry of the
-// child's environment (an empty entry is the current directory, as in execvp).
+// The list of paths exec will try, by execvp's rules (exec-search.h), in the child's environment.
+// A candidate longer than PATH_MAX is kept: exec itself then says ENAMETOOLONG.
 std::vector<std::string> CandidatePaths(const LaunchSpec &spec) {
   std::vector<std::string> out;
   if (spec.file.find('/') != std::string::npos) {
@@ -145,14 +149,12 @@ std::vector<std::string> CandidatePaths(const LaunchSpec &spec) {
   const char *path = nullptr;
   for (const std::string &kv : spec.env)
     if (kv.compare(0, 5, "PATH=") == 0) path = kv.c_str() + 5;
-  std::string search = path ? path : "/bin:/usr/bin";
-  size_t start = 0;
+  const char *cursor = path ? path : TH_DEFAULT_PATH;
+  std::string buf(spec.file.size() + (path ? strlen(path) : sizeof TH_DEFAULT_PATH) + 2, '\0');
   for (;;) {
-    size_t colon = search.find(':', start);
-    std::string dir = search.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    out.push_back(dir.empty() ? spec.file : dir + "/" + spec.file);
-    if (colon == std::string::npos) break;
-    start = colon + 1;
+    int r = th_next_candidate(&cursor, spec.file.c_str(), &buf[0], buf.size());
+    if (r <= 0) break;
+    out.emplace_back(buf.c_str());
   }
   return out;
 }

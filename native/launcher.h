@@ -40,7 +40,8 @@ struct LaunchSpec {
   std::vector<RlimitSetting> rlimits;
   LauncherChoice launcher = LauncherChoice::Auto;
   // measure: the program is the measuring helper (native/exec-helper.c); the child gets the write
-  // end of a report pipe as fd 3, and everything from fd 4 up is closed.
+  // end of a report pipe as fd 3, and everything from fd 4 up is closed. The target's setsid and
+  // rlimits are the helper's to apply (its options), so setsid/rlimits here are the helper's own.
   bool measure = false;
   // Open a pidfd for the child (to poll for its exit, or signal it without a pid-reuse race).
   // Without one the sync waiter blocks in wait4, the seed's plain shape.
@@ -58,6 +59,9 @@ struct Launched {
   int stdoutR = -1;  // parent's end of the stdout pipe (O_NONBLOCK)
   int stderrR = -1;  // parent's end of the stderr pipe (O_NONBLOCK)
   int reportR = -1;  // measure: parent's end of the helper's report pipe (O_NONBLOCK)
+  // measure: the target the helper started (its STARTED report), which signals go to.
+  pid_t targetPid = 0;
+  int targetPidfd = -1;
   bool usedFork = false;
   Stage stage = Stage::None;  // != None: starting failed
   int err = 0;
@@ -85,6 +89,11 @@ struct ChildRef {
 // Sends sig to the child (through its pidfd, so never to a reused pid) or to its process group.
 // Async-signal-safe.
 void SignalChild(const ChildRef &child, int sig);
+
+// Whether the child has exited (its pidfd is readable: for a child or any other process), whether
+// or not it has been reaped. A deadline, an abort or kill() acts only on a child that has not:
+// a result is decided by what happened first.
+bool HasExited(const ChildRef &child);
 
 // Reaps pid with wait4, retrying on EINTR; false when there was nothing to reap.
 bool Reap(pid_t pid, int &status, struct rusage &usage);

@@ -70,11 +70,17 @@ void WriteNumbers(double *n, const Launched &child, const WaitOutcome &outcome, 
   n[kSlot_detail] = child.detail;
   n[kSlot_stdoutTruncated] = outcome.out.truncated ? 1 : 0;
   n[kSlot_stderrTruncated] = outcome.err.truncated ? 1 : 0;
-  n[kSlot_durationMs] = (endNs - startNs) / 1e6;
+  // The child's lifetime: from the launch to when its exit was seen (not to when its result was
+  // built, which can be later by waitDelay).
+  n[kSlot_durationMs] = ((outcome.exitNs > 0 ? outcome.exitNs : endNs) - startNs) / 1e6;
+  n[kSlot_waitDelayExpired] = outcome.waitDelayExpired ? 1 : 0;
+  n[kSlot_rusageSource] = static_cast<double>(static_cast<int>(outcome.rusageSource));
   const struct rusage &ru = outcome.usage;
   double *r = n + kSlotRusage;
   int i = 0;
-#define TH_WRITE_RUSAGE(name, expr) r[i++] = (expr);
+  // Figures that are not the child's are not reported as if they were.
+  bool have = outcome.rusageSource != RusageSource::Unavailable;
+#define TH_WRITE_RUSAGE(name, expr) r[i++] = have ? (expr) : NAN;
   TH_RUSAGE_FIELDS(TH_WRITE_RUSAGE)
 #undef TH_WRITE_RUSAGE
 }

@@ -121,7 +121,8 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
   wait.killSignal = static_cast<int>(GetNumber(env, o, "killSignal"));
   wait.forceKillAfterMs = GetNumber(env, o, "forceKillAfterDelay");
   wait.graceMs = GetNumber(env, o, "graceTimeout");
-  wait.group = spec.setsid;
+  wait.waitDelayMs = GetNumber(env, o, "waitDelay");
+  wait.group = GetBool(o, "group");
   // At most what a Buffer can hold (normalize.ts clamps to buffer.constants.MAX_LENGTH).
   double mb = GetNumber(env, o, "maxBuffer");
   if (!(mb >= 0 && mb <= 9007199254740991.0)) ThrowType(env, "maxBuffer must be a safe integer");

@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,8 +46,8 @@ DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx) {
       }
       ssize_t n = read(fd, into.data + into.len, into.cap - into.len);
       if (n > 0) {
-        if (sink) sink(ctx, into.data + into.len, static_cast<size_t>(n));
         into.len += static_cast<size_t>(n);
+        if (sink && !sink(ctx, into.data + into.len - n, static_cast<size_t>(n))) return DrainResult::Open;
         continue;
       }
       if (n == 0) return DrainResult::Eof;
@@ -56,8 +58,8 @@ DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx) {
     char scratch[16384];
     ssize_t n = read(fd, scratch, sizeof scratch);
     if (n > 0) {
-      if (sink) sink(ctx, scratch, static_cast<size_t>(n));
       into.truncated = true;
+      if (sink && !sink(ctx, scratch, static_cast<size_t>(n))) return DrainResult::Open;
       continue;
     }
     if (n == 0) return DrainResult::Eof;
@@ -80,25 +82,116 @@ bool PumpInput(int fd, const char *data, size_t len, size_t &offset) {
   return true;
 }
 
+namespace {
+
+// Reads one whole report record; false at EOF, on an error or a record that is not one.
+bool ReadReport(int fd, th_helper_report &report) {
+  ssize_t got;
+  do {
+    got = read(fd, &report, sizeof report);
+  } while (got < 0 && errno == EINTR);
+  return got == static_cast<ssize_t>(sizeof report) && report.magic == TH_REPORT_MAGIC;
+}
+
+}  // namespace
+
+namespace {
+
+// Every parent-side fd of a launch that ended before the wait.
+void CloseLaunched(Launched &child) {
+  CloseFd(child.reportR);
+  CloseFd(child.pidfd);
+  CloseFd(child.stdinW);
+  CloseFd(child.stdoutR);
+  CloseFd(child.stderrR);
+}
+
+}  // namespace
+
+bool AwaitHelperStart(Launched &child, double deadlineNs, WaitOutcome &outcome) {
+  th_helper_report report;
+  for (;;) {
+    int timeout = -1;
+    if (deadlineNs > 0) {
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      double left = deadlineNs - (static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec));
+      timeout = left <= 0 ? 0 : static_cast<int>(left / 1e6) + 1;
+    }
+    struct pollfd p = {child.reportR, POLLIN, 0};
+    int rc = poll(&p, 1, timeout);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc > 0 && ReadReport(child.reportR, report)) break;
+    // No start: the deadline came first, or the helper is gone without one. It is not left
+    // running (its target, if any, dies with it: PR_SET_PDEATHSIG).
+    kill(child.pid, SIGKILL);
+    int status;
+    struct rusage usage;
+    Reap(child.pid, status, usage);
+    child.pid = 0;
+    if (rc == 0) {
+      // As an unmeasured child killed at its deadline before it got far: timed out, SIGKILL.
+      outcome.timedOut = true;
+      outcome.haveStatus = true;
+      outcome.status = SIGKILL;
+      outcome.rusageSource = RusageSource::Unavailable;
+    } else {
+      child.stage = Stage::Spawn;
+      child.err = EPROTO;
+    }
+    CloseLaunched(child);
+    return false;
+  }
+  if (report.kind == TH_REPORT_STARTED) {
+    child.targetPid = report.pid;
+    child.targetPidfd = static_cast<int>(syscall(SYS_pidfd_open, report.pid, 0));
+    return true;
+  }
+  // The helper could not create the target (FORK_FAILED): as a launch whose fork failed.
+  child.stage = report.kind == TH_REPORT_FORK_FAILED ? Stage::Fork : Stage::Spawn;
+  child.err = report.kind == TH_REPORT_FORK_FAILED ? report.err : EPROTO;
+  int status;
+  struct rusage usage;
+  Reap(child.pid, status, usage);
+  child.pid = 0;
+  CloseLaunched(child);
+  return false;
+}
+
+ChildRef SignalTarget(const Launched &child, bool group) {
+  if (child.targetPid > 0) return ChildRef{child.targetPid, child.targetPidfd, group};
+  return ChildRef{child.pid, child.pidfd, group};
+}
+
 void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   if (child.reportR < 0) return;
   th_helper_report report;
-  ssize_t got;
-  do {
-    got = read(child.reportR, &report, sizeof report);
-  } while (got < 0 && errno == EINTR);
+  bool have = ReadReport(child.reportR, report);
   CloseFd(child.reportR);
-  if (got != static_cast<ssize_t>(sizeof report) || report.magic != TH_REPORT_MAGIC) return;  // the helper was killed
+  CloseFd(child.targetPidfd);
+  if (!have || report.kind == TH_REPORT_STARTED) {
+    // The helper was killed before it could report (by someone else: the harness signals the
+    // target): the status is the helper's, and no rusage is the target's.
+    outcome.rusageSource = RusageSource::Unavailable;
+    return;
+  }
+  outcome.rusageSource = RusageSource::Helper;
   outcome.usage = report.usage;
+  if (child.targetPid > 0) child.pid = child.targetPid;
   if (report.kind == TH_REPORT_RAN) {
     outcome.status = report.status;
     outcome.haveStatus = true;
-  } else if (report.kind == TH_REPORT_EXEC_FAILED) {
-    child.stage = Stage::Exec;
-    child.err = report.err;
-    outcome.status = W_EXITCODE(ExitCodeForSpawnFailure(Stage::Exec, report.err), 0);
-    outcome.haveStatus = true;
+    return;
   }
+  // The target never ran the program: reported as the unmeasured launch reports it, with the
+  // same stage and errno, and the same pid rule (posix_spawn: 0; the fork path: the child's).
+  Stage stage = report.kind == TH_REPORT_EXEC_FAILED ? Stage::Exec : static_cast<Stage>(report.stage);
+  child.stage = stage;
+  child.err = report.err;
+  child.detail = report.detail;
+  if (!child.usedFork) child.pid = 0;
+  outcome.status = W_EXITCODE(ExitCodeForSpawnFailure(stage, report.err), 0);
+  outcome.haveStatus = true;
 }
 
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
@@ -113,20 +206,51 @@ NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
   return {true, 0, 0};
 }
 
-void CollectExit(Launched &child, WaitOutcome &outcome) {
-  if (child.stdoutR >= 0) Drain(child.stdoutR, outcome.out);
-  if (child.stderrR >= 0) Drain(child.stderrR, outcome.err);
+void ReapExited(Launched &child, WaitOutcome &outcome) {
   outcome.haveStatus = Reap(child.pid, outcome.status, outcome.usage);
   ApplyHelperReport(child, outcome);
 }
 
+namespace {
+
+double MonoNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+// After the exit: what the child wrote is in its pipes, and a grandchild may still be writing
+// to them. Read on until EOF, for at most waitDelay (then the result says the output was cut).
+void DrainAfterExit(Launched &child, const WaitOptions &opts, WaitOutcome &outcome) {
+  if (child.stdoutR >= 0 && Drain(child.stdoutR, outcome.out) == DrainResult::Eof) CloseFd(child.stdoutR);
+  if (child.stderrR >= 0 && Drain(child.stderrR, outcome.err) == DrainResult::Eof) CloseFd(child.stderrR);
+  double until = MonoNs() + opts.waitDelayMs * 1e6;
+  while (child.stdoutR >= 0 || child.stderrR >= 0) {
+    double left = (until - MonoNs()) / 1e6;
+    if (left <= 0) {
+      outcome.waitDelayExpired = true;
+      return;
+    }
+    struct pollfd fds[2];
+    int n = 0, outIdx = -1, errIdx = -1;
+    if (child.stdoutR >= 0) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
+    if (child.stderrR >= 0) errIdx = n, fds[n++] = {child.stderrR, POLLIN, 0};
+    int rc = poll(fds, static_cast<nfds_t>(n), static_cast<int>(left) + 1);
+    if (rc < 0 && errno != EINTR) return;
+    if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof) CloseFd(child.stdoutR);
+    if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof) CloseFd(child.stderrR);
+  }
+}
+
+}  // namespace
+
 void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitOutcome &outcome) {
-  ChildRef ref{child.pid, child.pidfd, opts.group};
+  ChildRef ref = SignalTarget(child, opts.group);
   if (child.stdinW >= 0 && opts.input.empty()) CloseFd(child.stdinW);
 
   if (child.pidfd < 0) {
     // Nothing to drain and no deadline: block in wait4, as the contract's harness does.
-    CollectExit(child, outcome);
+    ReapExited(child, outcome);
     return;
   }
 
@@ -159,11 +283,20 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
         CloseFd(child.stdoutR);
       if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof)
         CloseFd(child.stderrR);
-      if (fds[0].revents) exited = true;
+      if (fds[0].revents) {
+        exited = true;
+        outcome.exitNs = MonoNs();
+      }
     }
     if (exited || !timer) continue;
     bool due = rc == 0 || (alarmIdx >= 0 && fds[alarmIdx].revents) || timer->PollTimeoutMs() == 0;
     if (due && timer->TakeExpiry()) {
+      // The child exited before the deadline acted: it is reported as exited, not timed out.
+      if (HasExited(ref)) {
+        exited = true;
+        outcome.exitNs = MonoNs();
+        continue;
+      }
       // An expiry: send what it was armed for, then arm the next step of the escalation.
       outcome.timedOut = true;
       if (pendingSignal) SignalChild(ref, pendingSignal);
@@ -178,17 +311,20 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
   }
 
   if (outcome.wouldntDie) {
+    outcome.rusageSource = RusageSource::Unavailable;  // not reaped here: no wait4 figures
     SignalChild(ref, SIGKILL);
     HandToReaper(child.pid, child.pidfd);
     child.pidfd = -1;
   } else {
-    CollectExit(child, outcome);
+    DrainAfterExit(child, opts, outcome);
+    ReapExited(child, outcome);
   }
   CloseFd(child.stdinW);
   CloseFd(child.stdoutR);
   CloseFd(child.stderrR);
   CloseFd(child.pidfd);
   CloseFd(child.reportR);
+  CloseFd(child.targetPidfd);
 }
 
 // ----- the reaper ------------------------------------------------------------------------------

@@ -27,8 +27,10 @@ struct Capture {
 enum class DrainResult { Open, Eof };
 
 // Reads whatever the non-blocking fd has now. Eof also covers read errors (the pipe is done).
-// `sink`, when given, sees every chunk read, including bytes past the limit.
-typedef void (*ChunkSink)(void *ctx, const char *data, size_t len);
+// `sink`, when given, sees every chunk read, including bytes past the limit; when it returns
+// false (its reader wants no more for now: backpressure) reading stops there, the rest stays in
+// the pipe, and the result is Open.
+typedef bool (*ChunkSink)(void *ctx, const char *data, size_t len);
 DrainResult Drain(int fd, Capture &into, ChunkSink sink = nullptr, void *ctx = nullptr);
 
 // Writes what the non-blocking stdin pipe takes now; true when the pipe is finished with
@@ -40,6 +42,7 @@ struct WaitOptions {
   int killSignal = 9;          // SIGKILL
   double forceKillAfterMs = 0; // 0: no escalation
   double graceMs = 5000;       // reap grace after the kill
+  double waitDelayMs = 0;      // after the exit, how long pipes a grandchild holds are read on
   bool group = false;          // signals go to the process group (setsid)
   // Bytes for the child's stdin pipe: the addon's own copy, so nothing JavaScript does to the
   // caller's buffer (detaching it, writing to it from another thread) can reach the child.
@@ -53,6 +56,9 @@ struct WaitOutcome {
   bool timedOut = false;
   bool wouldntDie = false;
   int timerError = 0;  // the timeout could not be armed (errno)
+  double exitNs = 0;   // when the exit was seen (CLOCK_MONOTONIC); 0: not seen
+  bool waitDelayExpired = false;
+  RusageSource rusageSource = RusageSource::Wait4;
   Capture out, err;
 };
 
@@ -68,14 +74,25 @@ struct NextExpiry {
 };
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 
+// measure: waits (at most until deadlineNs, 0: none) for the helper's STARTED report and opens a
+// pidfd for the target, which every signal goes to from then on. False when there is nothing to
+// wait for, the helper reaped: child.stage says why (fork: the helper could not fork the target;
+// spawn: the helper died without a word), or, with no stage, the deadline came first and the
+// outcome says so (timed out, killed by SIGKILL, no rusage of the target's).
+bool AwaitHelperStart(Launched &child, double deadlineNs, WaitOutcome &outcome);
+
+// The ref signals go to: the target when measured, else the child itself.
+ChildRef SignalTarget(const Launched &child, bool group);
+
 // measure: replaces the helper's own status and rusage with the target's, from the helper's
-// report; an exec failure it reports becomes the launch's failure. Closes child.reportR.
+// final report; an exec or setup failure it reports becomes the launch's failure. Without a
+// report (the helper itself was killed) the rusage is marked unavailable. Closes child.reportR
+// and the target's pidfd.
 void ApplyHelperReport(Launched &child, WaitOutcome &outcome);
 
-// The end of every wait, sync or async: what the child wrote before exiting is taken from the
-// pipes (without waiting for EOF: a grandchild may hold them open), the child is reaped with
-// wait4 for its status and rusage, and a measured child's own figures replace the helper's.
-void CollectExit(Launched &child, WaitOutcome &outcome);
+// The end of every wait, sync or async: the child is reaped with wait4 for its status and rusage,
+// and a measured child's own figures replace the helper's.
+void ReapExited(Launched &child, WaitOutcome &outcome);
 
 // Runs the wait loop on the calling thread. Takes over (and closes) child's fds. `timer`, when
 // the wait has a deadline, was created (and armed for it) by the caller on this thread.

@@ -1,7 +1,7 @@
 // A finished benchmark as data (BenchReport), built in one place from the runs, and its printed
 // forms: the terminal summary, Markdown, CSV and JSON. The SVG is in svg.ts.
 import { FIGURES, displayUnit, formatValue, type FigureKey, type Figures } from './figures.js'
-import { OUTLIER_RULE, OUTLIER_RULE_ID, pairedRatio, summarize, type Ratio, type Summary } from './statistics.js'
+import { OUTLIER_RULE, OUTLIER_RULE_ID, pairedRatio, summarizeAvailable, type Ratio, type Summary } from './statistics.js'
 
 export const BENCH_SCHEMA = 'tileharness-bench/1'
 
@@ -79,7 +79,7 @@ export function buildReport(commands: CommandRuns[], options: BenchOptionsRecord
     units,
     commands: commands.map((c, i) => {
       const summary = {} as Record<FigureKey, Summary>
-      for (const f of FIGURES) summary[f.key] = summarize(column(c, f.key))
+      for (const f of FIGURES) summary[f.key] = summarizeAvailable(column(c, f.key))
       return {
         command: c.command,
         argv: c.argv,

@@ -82,6 +82,21 @@ export function summarize(values: readonly number[]): Summary {
   }
 }
 
+/**
+ * summarize() over the figures that were had: NaN marks a figure a run could not report (a
+ * measured child killed before its helper could report its rusage), and is left out. Outlier
+ * indices still refer to `values`; with no finite value at all, every field is NaN and count 0.
+ */
+export function summarizeAvailable(values: readonly number[]): Summary {
+  const kept: number[] = []
+  values.forEach((v, i) => { if (Number.isFinite(v)) kept.push(i) })
+  if (kept.length === 0) {
+    return { count: 0, min: NaN, q1: NaN, median: NaN, q3: NaN, max: NaN, mean: NaN, stddev: NaN, lowerFence: NaN, upperFence: NaN, outliers: [] }
+  }
+  const s = summarize(kept.map(i => values[i]))
+  return { ...s, outliers: s.outliers.map(j => kept[j]) }
+}
+
 export interface Ratio {
   /** The median of the pairwise ratios: the figure reports quote. */
   median: number

@@ -27,6 +27,8 @@ interface Started {
 interface Streams {
   stdout: Readable
   stderr: Readable
+  /** Set once the child is running: the Readables' read() calls it. */
+  resume?: (stream: 1 | 2) => void
 }
 
 // The EventTarget methods themselves, not whatever the signal object has under those names: the
@@ -45,7 +47,9 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   let reject!: (e: unknown) => void
   const result = new Promise<ChildResult>((res, rej) => { resolve = res; reject = rej })
 
-  const onData = streams && ((stream: 1 | 2, chunk: Buffer) => { (stream === 1 ? streams.stdout : streams.stderr).push(chunk) })
+  // push()'s answer is the backpressure: false, and the addon stops reading that pipe until the
+  // Readable asks for more (its read(), wired to handle.resume in startChild).
+  const onData = streams && ((stream: 1 | 2, chunk: Buffer) => (stream === 1 ? streams.stdout : streams.stderr).push(chunk))
   let handle: NativeChildHandle | null = null
   const killSignal = normalized.native.killSignal
   // Set before the kill: a child still opening its { path } targets settles inside kill().
@@ -85,6 +89,7 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   // killOnExit is the addon's (native/async.cc): an atexit handler, which no 'exit' listener can
   // get in the way of.
   const h = (handle = outcome.handle)
+  if (streams) streams.resume = (stream: 1 | 2) => h.resume(stream)
   if (alreadyAborted) onAbort()
   return {
     get pid() { return h.pid },
@@ -95,13 +100,17 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
 
 /** Starts a child and returns a handle: pid, result promise, kill(), and live output streams. */
 export function startChild(spec: ChildSpec): ChildProcess {
-  const streams: Streams = { stdout: new Readable({ read() {} }), stderr: new Readable({ read() {} }) }
+  const streams: Streams = {
+    stdout: new Readable({ read() { streams.resume?.(1) } }),
+    stderr: new Readable({ read() { streams.resume?.(2) } }),
+  }
   const started = start(spec, streams)
   return {
     get pid() { return started.pid },
     result: started.result,
     kill: started.kill,
-    ...streams,
+    stdout: streams.stdout,
+    stderr: streams.stderr,
   }
 }
 

@@ -28,12 +28,18 @@ export interface NativeSpec {
   maxBuffer: number
   /** `file` is the measuring helper; the child gets its report pipe. */
   measure: boolean
+  /** Signals go to the child's process group (setsid: the child's, or with measure the target's). */
+  group: boolean
+  /** ms the pipes are read on after the exit, while a grandchild holds them. */
+  waitDelay: number
   /** Open a pidfd for the child (to poll for its exit or signal it safely). */
   pidfd: boolean
 }
 
 export interface NativeChildHandle {
   kill(signal: number): boolean
+  /** The stream's reader wants more: read its pipe again (backpressure released). */
+  resume(stream: 1 | 2): void
   /** 0 until the child exists (its { path } targets are opened first). */
   readonly pid: number
 }
@@ -51,10 +57,10 @@ export interface NativeAddon {
   spawnSync(spec: NativeSpec, input: ArrayBufferView | null, numbers: Float64Array): NativeBuffers
   spawnAsync(
     spec: NativeSpec, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
-    onData: ((stream: 1 | 2, chunk: Buffer) => void) | null,
+    onData: ((stream: 1 | 2, chunk: Buffer) => boolean) | null,
   ): SpawnAsyncOutcome
   /** native/boundary.h's lists, by name, in their order. */
-  layout: { slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; length: number }
+  layout: { slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; rusageSources: string[]; length: number }
   /** Whether the addon copies the inherited environment under Node's own lock (native/environ.h). */
   envLock: boolean
   errnoInfo(errno: number): [string, string]
@@ -88,6 +94,7 @@ function numbering<const N extends string>(list: string, names: readonly N[]): R
 /** Where each fact of a run sits in its numbers. */
 export const RAW = numbering('slots', [
   'pid', 'fork', 'status', 'timedOut', 'wouldntDie', 'stage', 'errnum', 'detail', 'stdoutTruncated', 'stderrTruncated', 'durationMs',
+  'rusageSource', 'waitDelayExpired',
 ] as const)
 /** Where each rusage field sits in a run's numbers (after the slots). */
 export const RUSAGE = Object.fromEntries(Object.entries(numbering('rusage', [
@@ -102,6 +109,8 @@ export const StdioKind = numbering('stdioKinds', ['inherit', 'ignore', 'closed',
 export const LauncherChoice = numbering('launchers', ['auto', 'posix_spawn', 'fork'] as const)
 /** Stage names by number. */
 export const STAGES = native.layout.stages
+/** Whose figures a result's rusage holds, by number. */
+export const RUSAGE_SOURCES = native.layout.rusageSources as Array<'wait4' | 'helper' | 'unavailable'>
 
 /** A typed array to receive one run's numbers. */
 export function rawNumbers(): Float64Array {

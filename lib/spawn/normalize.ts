@@ -13,6 +13,12 @@ import type { ChildSpec, RlimitValue } from './types.js'
 export const DEFAULT_MAX_BUFFER = 100 * 1024 * 1024
 /** Default time a killed child gets to be reaped before it is reported as one that wouldn't die. */
 export const DEFAULT_GRACE_TIMEOUT = 5000
+/**
+ * Default time the pipes are read on after the child exits, until EOF, while a grandchild still
+ * holds them (Go's WaitDelay): long enough for what such a process writes as it finishes, short
+ * enough that a daemon started by the child never holds the call.
+ */
+export const DEFAULT_WAIT_DELAY = 1000
 
 const SIGKILL = 9
 
@@ -21,7 +27,7 @@ let helperFound = false
 
 const KNOWN_KEYS = new Set([
   'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
-  'forceKillAfterDelay', 'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal', 'measure',
+  'forceKillAfterDelay', 'graceTimeout', 'waitDelay', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal', 'measure',
 ])
 
 export interface NormalizedSpec {
@@ -42,10 +48,17 @@ function cString(field: string, value: unknown): string {
   return value
 }
 
-function nonNegative(field: string, value: unknown, fallback: number): number {
+/**
+ * The longest delay a timeout, forceKillAfterDelay or graceTimeout may ask for: 2^31-1 ms (about
+ * 24.8 days), Node's own ceiling for timers and child_process timeouts. Longer is refused rather
+ * than silently shortened (or, as a wrapped-around timer, fired at once).
+ */
+export const MAX_DELAY_MS = 2 ** 31 - 1
+
+function delayMs(field: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number') throw invalidType(field, 'a number', value)
-  if (!Number.isFinite(value) || value < 0) throw outOfRange(field, 'a finite number >= 0', value)
+  if (!Number.isFinite(value) || value < 0 || value > MAX_DELAY_MS) throw outOfRange(field, `a number of ms from 0 to ${MAX_DELAY_MS}`, value)
   return value
 }
 
@@ -171,6 +184,13 @@ function abortSignal(value: unknown): AbortSignal {
   return value as AbortSignal
 }
 
+// The measuring helper's options for the target (native/exec-helper.c): -s, -r RES:SOFT:HARD.
+function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>): string[] {
+  const out = setsid ? ['-s'] : []
+  for (const [resource, soft, hard] of rlimits) out.push('-r', `${resource}:${soft}:${hard}`)
+  return out
+}
+
 /** A signal given by name ('SIGTERM', 'TERM') or number, as its number. */
 export function normalizeSignal(field: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback
@@ -215,10 +235,11 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
   const stdout = outputTarget('stdout', spec.stdout)
   const stderr = outputTarget('stderr', spec.stderr)
 
-  const timeout = nonNegative('timeout', spec.timeout, 0)
+  const timeout = delayMs('timeout', spec.timeout, 0)
   const killSignal = normalizeSignal('killSignal', spec.killSignal, SIGKILL)
-  const forceKillAfterDelay = nonNegative('forceKillAfterDelay', spec.forceKillAfterDelay, 0)
-  const graceTimeout = nonNegative('graceTimeout', spec.graceTimeout, DEFAULT_GRACE_TIMEOUT)
+  const forceKillAfterDelay = delayMs('forceKillAfterDelay', spec.forceKillAfterDelay, 0)
+  const graceTimeout = delayMs('graceTimeout', spec.graceTimeout, DEFAULT_GRACE_TIMEOUT)
+  const waitDelay = delayMs('waitDelay', spec.waitDelay, DEFAULT_WAIT_DELAY)
 
   if (spec.setsid !== undefined && typeof spec.setsid !== 'boolean') throw invalidType('setsid', 'a boolean', spec.setsid)
   const setsid = spec.setsid === true
@@ -267,20 +288,25 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
   const piped = (s: NativeStdio) => s.kind === StdioKind.pipe
   return {
     native: {
-      // measure: the helper runs, and runs `file` (looked up on the child's PATH by the helper).
+      // measure: the helper runs, and runs `file` (looked up on the child's PATH by the helper)
+      // with the target's setsid and rlimits, which it applies in the target, not to itself.
       file: measure ? helperPath : file,
-      argv: measure ? [helperPath, file, ...argv] : argv,
+      argv: measure ? [helperPath, ...helperOptions(setsid, rlimits), '--', file, ...argv] : argv,
       env: environ,
       cwd,
       stdio: [stdin, stdout, stderr],
-      setsid,
+      setsid: setsid && !measure,
+      group: setsid,
       deathSignal: killOnExit,
-      rlimits,
-      launcher,
+      rlimits: measure ? [] : rlimits,
+      // The path the unmeasured child would take, so that the measured one takes it too (the
+      // helper, not the launch, now applies setsid and rlimits).
+      launcher: measure && launcher === LauncherChoice.auto && (setsid || rlimits.length > 0) ? LauncherChoice.fork : launcher,
       timeout,
       killSignal,
       forceKillAfterDelay,
       graceTimeout,
+      waitDelay,
       maxBuffer,
       measure,
       // The async waiter always watches a pidfd; the sync one needs it to poll for the exit while

@@ -3,7 +3,7 @@
 // and the spawn-failure stage, here and nowhere else. One pass straight from the numbers: right
 // after a child has run on this CPU the caches are cold, and every object and step in between
 // showed up in the per-spawn cost (scripts/bench).
-import { native, RAW, RUSAGE, STAGES, type NativeBuffers } from './native.js'
+import { native, RAW, RUSAGE, RUSAGE_SOURCES, STAGES, type NativeBuffers } from './native.js'
 import type { NormalizedSpec } from './normalize.js'
 import { decodeWaitStatus, signalDescription } from './status.js'
 import type { ChildResult, SpawnError, SpawnStage } from './types.js'
@@ -54,13 +54,13 @@ function spawnErrorOf(n: Float64Array, spec: NormalizedSpec, aborted: boolean): 
   return { stage, code, errno, message: spawnErrorMessage(stage, description, n[RAW.detail], spec) }
 }
 
-function diagnosticOf(spawnError: SpawnError | null, n: Float64Array, aborted: boolean, signalNumber: number | null, coreDumped: boolean): string {
+function diagnosticOf(spawnError: SpawnError | null, n: Float64Array, timedOut: boolean, aborted: boolean, signalNumber: number | null, coreDumped: boolean): string {
   if (spawnError) {
     if (spawnError.stage !== 'exec') return spawnError.message
     return spawnError.code === 'ENOENT' ? DIAGNOSTIC.notFound : DIAGNOSTIC.couldNotExecute
   }
   if (n[RAW.wouldntDie] === 1) return DIAGNOSTIC.wouldntDie
-  if (n[RAW.timedOut] === 1) return DIAGNOSTIC.timedOut
+  if (timedOut) return DIAGNOSTIC.timedOut
   if (aborted) return DIAGNOSTIC.aborted
   if (signalNumber !== null) return signalDescription(signalNumber) + (coreDumped ? ' (core dumped)' : '')
   return ''
@@ -71,9 +71,14 @@ export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: Norma
   const status = Number.isNaN(rawStatus) ? null : decodeWaitStatus(rawStatus >>> 0)
   const signaled = status !== null && status.kind === 'signaled' ? status : null
   const coreDumped = signaled !== null && signaled.coreDumped
-  // An abort whose SIGKILL found the child already exited (it races the exit) killed nothing: a
-  // child that exited on its own was not aborted, whatever was asked.
-  if (aborted && status !== null && status.kind === 'exited' && spec.native.killSignal === SIGKILL) aborted = false
+  // What happened first decides. A deadline or abort whose SIGKILL met a child that had already
+  // exited on its own (they race: the exit can land between the harness's last look and the
+  // signal) killed nothing; SIGKILL cannot be caught, so an exit status proves it.
+  let timedOut = n[RAW.timedOut] === 1
+  if (status !== null && status.kind === 'exited' && spec.native.killSignal === SIGKILL && n[RAW.wouldntDie] !== 1) {
+    timedOut = false
+    aborted = false
+  }
   const spawnError = spawnErrorOf(n, spec, aborted)
   return {
     pid: n[RAW.pid],
@@ -81,10 +86,10 @@ export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: Norma
     exitCode: status !== null && status.kind === 'exited' ? status.exitCode : null,
     signal: signaled ? signaled.signal : null,
     coreDumped,
-    timedOut: n[RAW.timedOut] === 1,
+    timedOut,
     aborted,
     spawnError,
-    diagnostic: diagnosticOf(spawnError, n, aborted, signaled ? signaled.signalNumber : null, coreDumped),
+    diagnostic: diagnosticOf(spawnError, n, timedOut, aborted, signaled ? signaled.signalNumber : null, coreDumped),
     stdout: buffers ? buffers[0] : Buffer.alloc(0),
     stderr: buffers ? buffers[1] : Buffer.alloc(0),
     stdoutTruncated: n[RAW.stdoutTruncated] === 1,
@@ -100,5 +105,7 @@ export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: Norma
       involuntaryContextSwitches: n[RUSAGE.involuntaryContextSwitches],
     },
     durationMs: n[RAW.durationMs],
+    rusageSource: RUSAGE_SOURCES[n[RAW.rusageSource]]!,
+    waitDelayExpired: n[RAW.waitDelayExpired] === 1,
   }
 }

@@ -43,6 +43,12 @@ export interface ChildSpec {
   forceKillAfterDelay?: number
   /** How long to wait for a killed child to be reaped before "wouldn't die" (ms, default 5000). */
   graceTimeout?: number
+  /**
+   * After the child exits, how long its stdout/stderr pipes are read on until EOF while a
+   * grandchild still holds them (ms, default 1000; 0: not at all). Output after that is not in the
+   * result, and the result says `waitDelayExpired`.
+   */
+  waitDelay?: number
   /** Start the child in a new session (and process group); kills then reach the whole group. */
   setsid?: boolean
   rlimits?: Partial<Record<RlimitName, RlimitValue>>
@@ -112,6 +118,15 @@ export interface ChildResult {
   stderrTruncated: boolean
   rusage: ChildRusage
   durationMs: number
+  /**
+   * Whose figures `rusage` holds: 'wait4', the child's own from wait4 (maxRSS never below the
+   * image that exec'd it: this process's, see `measure`); 'helper', the measured target's own,
+   * reported by the measuring helper; 'unavailable', a measured child whose helper was killed
+   * before it could report: every rusage figure is NaN rather than a figure that is not the child's.
+   */
+  rusageSource: 'wait4' | 'helper' | 'unavailable'
+  /** The pipes were still open (held by a grandchild) waitDelay after the exit: output after that is cut. */
+  waitDelayExpired: boolean
 }
 
 /** A decoded wait status (see decodeWaitStatus). */

@@ -1,7 +1,7 @@
 // The statistics behind `tileharness bench` and the suite: quantiles, summaries, Tukey outliers,
 // paired ratios. Tables of inputs with hand-computed answers.
 import t from 'tap'
-import { mean, median, pairedRatio, quantile, summarize } from '../../lib/bench/statistics.js'
+import { mean, median, pairedRatio, quantile, summarize, summarizeAvailable } from '../../lib/bench/statistics.js'
 
 t.test('quantile: linear interpolation between order statistics (type 7)', async t => {
   const rows: Array<[number[], number, number]> = [
@@ -26,6 +26,9 @@ t.test('summarize', async t => {
   t.equal(s.stddev.toFixed(6), Math.sqrt(32 / 7).toFixed(6), 'sample standard deviation (n - 1)')
   t.same(summarize([3]), { count: 1, min: 3, q1: 3, median: 3, q3: 3, max: 3, mean: 3, stddev: 0, lowerFence: 3, upperFence: 3, outliers: [] })
   t.throws(() => summarize([]), RangeError)
+  const some = summarizeAvailable([1, NaN, 2, 3, 100])
+  t.same({ count: some.count, median: some.median, outliers: some.outliers }, { count: 4, median: 2.5, outliers: [4] }, 'NaN figures are left out; outlier indices still refer to the runs')
+  t.ok(Number.isNaN(summarizeAvailable([NaN, NaN]).median) && summarizeAvailable([NaN]).count === 0, 'no figure at all: NaN, count 0')
 })
 
 t.test('outliers: beyond 1.5 IQR of the quartiles, reported by index', async t => {

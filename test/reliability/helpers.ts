@@ -51,7 +51,8 @@ export function runNodeScript<T>(code: string, extra: Partial<ChildSpec> = {}, a
 /**
  * Code for a child script: `PATHS`, the combinations of paths(axes) (test/helpers.ts) as
  * `{ api, launcher, measure, label }`, and `runPath(path, spec)`, which runs a spec that way (the
- * spec's own launcher or measure kept) and returns a promise of the result.
+ * spec's own launcher or measure kept; startChild's streams read, as APIS reads them) and returns
+ * a promise of the result.
  */
 export function childPaths(axes: PathAxes = {}): string {
   return `
@@ -60,7 +61,11 @@ export function childPaths(axes: PathAxes = {}): string {
     const harness = require(${PACKAGE})
     const full = { launcher: path.launcher, measure: path.measure, ...spec }
     if (path.api === 'sync') return Promise.resolve(harness.spawnChildSync(full))
-    return path.api === 'async' ? harness.spawnChild(full) : harness.startChild(full).result
+    if (path.api === 'async') return harness.spawnChild(full)
+    const child = harness.startChild(full)
+    child.stdout.on('data', () => {})
+    child.stderr.on('data', () => {})
+    return child.result
   }
 `
 }

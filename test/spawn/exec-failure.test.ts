@@ -125,7 +125,7 @@ for (const row of rows) {
       results.push([path, r])
     })
     // Identical observable outcome, field for field, apart from what differs by nature.
-    const strip = ({ pid, launcher, durationMs, rusage, ...rest }: ChildResult) => rest
+    const strip = ({ pid, launcher, durationMs, rusage, rusageSource, ...rest }: ChildResult) => rest
     const [, first] = results[0]!
     for (const [{ label, measure }, r] of results.slice(1)) {
       t.same(strip(r), strip(first), `${label}: every API and path reports the same`, measureTodo(measure && row.measured?.differs))

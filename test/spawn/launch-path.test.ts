@@ -38,7 +38,7 @@ t.test('forcing either launcher, measured or not, gives the same observable chil
     file: 'sh', argv0: 'probe', args: ['-c', probe, 'probe', 'a b', 'c'], cwd: dir,
     env: { PATH: process.env.PATH!, LANG: 'C', X: 'y z' }, stdin: { path: `${dir}/in` },
   }
-  const strip = ({ pid, launcher, durationMs, rusage, ...rest }: ChildResult) => rest
+  const strip = ({ pid, launcher, durationMs, rusage, rusageSource, ...rest }: ChildResult) => rest
   // Every path is compared with the first (sync posix_spawn, unmeasured).
   let first: ChildResult | undefined
   await eachPath(t, '', async (t, { run, launcher }) => {

@@ -1,4 +1,4 @@
-// measure: true — the child's own maxRSS, not the spawner's; a target that dies with its helper.
+// measure: true — the child's own maxRSS, not the spawner's; a SIGKILL at the deadline reaches the target.
 // That a measured child is otherwise the same child is the behaviour tables' to show: every one of
 // them runs through MEASURE (test/helpers.ts).
 import t from 'tap'
@@ -32,13 +32,17 @@ t.test("maxRSS is the child's own, even from a 2 GiB parent", async t => {
   hold.length = 0
 })
 
-t.test('a SIGKILLed helper takes its target with it', t => eachPath(t, '', async (t, { run }) => {
-  // SIGKILL at the deadline cannot be forwarded: the target dies by PR_SET_PDEATHSIG.
+t.test('a SIGKILL at the deadline reaches the target itself, whose rusage is still its own', t => eachPath(t, '', async (t, { run }) => {
+  // The helper reports the target's pid when it starts it, and the harness signals the target
+  // directly: SIGKILL included, which no helper could forward. The helper then reaps and reports.
   const r = await run({ file: 'sh', args: ['-c', 'echo $$; exec sleep 100'], timeout: 200 })
   t.equal(r.timedOut, true)
+  t.equal(r.signal, 'SIGKILL', "the target was killed by the deadline's SIGKILL")
   const target = Number(r.stdout.toString().trim())
-  t.ok(target > 0 && target !== r.pid, `the target ${target} is not the helper ${r.pid}`)
-  t.ok(await eventually(() => processState(target) !== 'alive'), 'the target died with the helper')
+  t.equal(r.pid, target, "the result's pid is the target's")
+  t.equal(r.rusageSource, 'helper', "the rusage is the target's, from the helper's report")
+  t.ok(r.rusage.maxRSS > 0 && r.rusage.maxRSS < 20 * 1024, `the target's own max RSS (${r.rusage.maxRSS} KiB), not this process's`)
+  t.ok(await eventually(() => processState(target) !== 'alive'), 'the target is gone')
   const grouped = await run({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 200, setsid: true })
   const pid = Number(grouped.stdout.toString().trim())
   t.ok(await eventually(() => processState(pid) !== 'alive'), 'with setsid the whole group goes')

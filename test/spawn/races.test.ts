@@ -1,0 +1,171 @@
+// Exact results when events race: what happened first decides every field. A child that exited
+// before its deadline, abort or kill() is reported as exited; a deadline is independent of kill();
+// delays that cannot be honoured are refused; streams have backpressure; the pipes are read on
+// after the exit for waitDelay; and measure: true is the same child, signal by signal.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
+import { APIS, LAUNCHERS, REPO_ROOT, eventually, processState } from '../helpers.js'
+
+const MEASURE = [false, true]
+
+/** Busy-waits `ms` on this thread: the event loop cannot run meanwhile. */
+function block(ms: number): void {
+  const end = Date.now() + ms
+  while (Date.now() < end) { /* the loop is blocked */ }
+}
+
+
+t.test('an exit before a deadline the loop was too busy to act on is an exit', async t => {
+  for (const measure of MEASURE) {
+    const pending = spawnChild({ file: 'true', timeout: 50, measure })
+    block(1000)
+    const r = await pending
+    t.same({ exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, diagnostic: r.diagnostic },
+      { exitCode: 0, signal: null, timedOut: false, diagnostic: '' }, `measure ${measure}: exited, not timed out`)
+  }
+})
+
+t.test('kill() and abort after the child exited kill nothing', async t => {
+  for (const measure of MEASURE) {
+    const child = startChild({ file: 'sh', args: ['-c', 'exit 3'], measure })
+    const pid = child.pid
+    t.ok(pid > 0)
+    // The loop cannot run while this thread is blocked, so nothing reaps the child meanwhile (a
+    // measured target is reaped by its helper, which is then the zombie).
+    block(300)
+    if (!measure) t.equal(processState(pid), 'zombie', 'the child has exited and is not reaped yet')
+    t.equal(child.kill(), false, `measure ${measure}: kill() on an exited child is false`)
+    const r = await child.result
+    t.same({ exitCode: r.exitCode, aborted: r.aborted, signal: r.signal }, { exitCode: 3, aborted: false, signal: null })
+    t.equal(child.kill(), false, 'and after the result too')
+
+    const controller = new AbortController()
+    const pending = spawnChild({ file: 'true', signal: controller.signal, measure })
+    block(300)
+    controller.abort()
+    const a = await pending
+    t.same({ exitCode: a.exitCode, aborted: a.aborted, diagnostic: a.diagnostic }, { exitCode: 0, aborted: false, diagnostic: '' }, `measure ${measure}: an abort after the exit is not an abort`)
+  }
+})
+
+t.test("a deadline is independent of kill()'s escalation", async t => {
+  for (const measure of MEASURE) {
+    // kill('SIGTERM') early, with forceKillAfterDelay 2 s; the deadline at 300 ms must still act
+    // (TERM ignored, then its own SIGKILL 400 ms later): timedOut, long before kill()'s SIGKILL.
+    const child = startChild({
+      file: 'sh', args: ['-c', "trap '' TERM; echo ready; sleep 10"], measure,
+      timeout: 300, killSignal: 'SIGTERM', forceKillAfterDelay: 400,
+    })
+    await new Promise(resolve => child.stdout.once('data', resolve))
+    t.equal(child.kill('SIGTERM'), true)
+    const r = await child.result
+    t.same({ timedOut: r.timedOut, signal: r.signal }, { timedOut: true, signal: 'SIGKILL' }, `measure ${measure}: the deadline acted`)
+  }
+})
+
+t.test('delays that cannot be honoured are refused, by the API and the CLI', async t => {
+  for (const [api, run] of APIS) {
+    await t.rejects(run({ file: 'true', timeout: 1e20 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }, `${api}: timeout 1e20`)
+  }
+  const cli = spawnChildSync({ file: process.execPath, args: [path.join(REPO_ROOT, 'dist/cli/main.js'), 'run', '--timeout', '99999999999999999999', '--', 'sleep', '0.2'] })
+  t.equal(cli.exitCode, 125, 'run --timeout 99999999999999999999: exit 125, the run never starts')
+  t.match(cli.stderr.toString(), /^tileharness run: .*timeout/m)
+})
+
+t.test('startChild streams have backpressure: an unread stream stops the pipe, nothing is lost', async t => {
+  const size = 64 * 1024 * 1024
+  const child = startChild({ file: 'head', args: ['-c', String(size), '/dev/zero'], maxBuffer: 1024 })
+  // Nobody reads: the harness stops reading, the pipe fills, and head blocks writing to it.
+  t.ok(await eventually(() => {
+    try {
+      return fs.readFileSync(`/proc/${child.pid}/wchan`, 'utf8').includes('pipe')
+    } catch { return false }
+  }), 'the child is blocked on the full pipe')
+  t.ok(child.stdout.readableLength < 1024 * 1024, `buffered while unread: ${child.stdout.readableLength} bytes, not the output`)
+  let total = 0
+  const ended = new Promise(resolve => child.stdout.once('end', resolve))
+  child.stdout.on('data', (chunk: Buffer) => { total += chunk.length })
+  const r = await child.result
+  await ended
+  t.equal(total, size, 'every byte reached the stream once it was read')
+  t.same({ exitCode: r.exitCode, kept: r.stdout.length, truncated: r.stdoutTruncated }, { exitCode: 0, kept: 1024, truncated: true }, 'maxBuffer bounds only the result')
+})
+
+t.test('after the exit the pipes are read until EOF, for at most waitDelay', async t => {
+  for (const [api, run] of APIS) for (const launcher of LAUNCHERS) for (const measure of MEASURE) {
+    const label = `${api} ${launcher}${measure ? ' measured' : ''}`
+    const late = await run({ file: 'sh', args: ['-c', '(sleep 0.2; echo late) & echo early'], launcher, measure })
+    t.same({ out: late.stdout.toString(), cut: late.waitDelayExpired }, { out: 'early\nlate\n', cut: false }, `${label}: a grandchild's output after the exit is kept`)
+    const held = await run({ file: 'sh', args: ['-c', 'sleep 30 & echo $!'], launcher, measure, waitDelay: 100 })
+    t.equal(held.waitDelayExpired, true, `${label}: a pipe held past waitDelay is flagged`)
+    process.kill(Number(held.stdout.toString().trim()), 'SIGKILL')
+  }
+})
+
+t.test('measure: true is the same child', async t => {
+  for (const [api, run] of APIS) {
+    // rlimits apply to the target, not the helper (which needs fds of its own to start it).
+    const limited = await run({ file: 'sh', args: ['-c', 'ulimit -n'], rlimits: { nofile: 5 }, measure: true })
+    t.same({ exitCode: limited.exitCode, out: limited.stdout.toString(), spawnError: limited.spawnError }, { exitCode: 0, out: '5\n', spawnError: null }, `${api}: rlimits nofile 5`)
+    // Exec errors: the same errno, stage and pid rule as unmeasured.
+    for (const launcher of LAUNCHERS) for (const file of ['x'.repeat(5000), '/nonexistent/program', '/etc/passwd']) {
+      const spec: ChildSpec = { file, launcher }
+      const plain = await run(spec)
+      const measured = await run({ ...spec, measure: true })
+      const pick = (r: ChildResult) => ({ exitCode: r.exitCode, spawnError: r.spawnError, diagnostic: r.diagnostic, pid: r.pid === 0 ? 0 : 'a pid' })
+      t.same(pick(measured), pick(plain), `${api} ${launcher}: ${file.slice(0, 20)}: as unmeasured`)
+    }
+  }
+  // SIGSTOP and SIGCONT reach the target, not the helper.
+  const child = startChild({ file: 'sh', args: ['-c', 'echo ready; while :; do sleep 0.05; done'], measure: true })
+  await new Promise(resolve => child.stdout.once('data', resolve))
+  const state = () => fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]![0]
+  t.equal(child.kill('SIGSTOP'), true)
+  t.ok(await eventually(() => state() === 'T'), 'the target itself is stopped')
+  t.equal(child.kill('SIGCONT'), true)
+  t.ok(await eventually(() => state() !== 'T'), 'and continued')
+  child.kill('SIGKILL')
+  const r = await child.result
+  t.same({ signal: r.signal, rusageSource: r.rusageSource }, { signal: 'SIGKILL', rusageSource: 'helper' })
+  t.ok(r.rusage.maxRSS < 20 * 1024, `a SIGKILLed target's max RSS is its own (${r.rusage.maxRSS} KiB)`)
+})
+
+t.test('chaos: 500 children, random deadlines, aborts and kills racing their exits, never contradict', async t => {
+  let seed = 12345
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const contradictions: string[] = []
+  const runOne = async (i: number) => {
+    const sleep = (random() * 0.03).toFixed(3)
+    const spec: ChildSpec = { file: 'sh', args: ['-c', `sleep ${sleep}`], measure: random() < 0.3, launcher: random() < 0.5 ? 'fork' : 'posix_spawn' }
+    const mode = Math.floor(random() * 3)
+    const at = random() * 30
+    let killed: boolean | null = null
+    let r: ChildResult
+    if (mode === 0) {
+      r = await spawnChild({ ...spec, timeout: Math.max(1, at) })
+    } else if (mode === 1) {
+      const controller = new AbortController()
+      const timer = setTimeout(() => controller.abort(), at)
+      r = await spawnChild({ ...spec, signal: controller.signal })
+      clearTimeout(timer)
+    } else {
+      const child = startChild(spec)
+      const timer = setTimeout(() => { killed = child.kill() }, at)
+      r = await child.result
+      clearTimeout(timer)
+    }
+    const describe = `#${i} (${mode === 0 ? 'timeout' : mode === 1 ? 'abort' : 'kill'} at ${at.toFixed(1)} ms, sleep ${sleep}${spec.measure ? ', measured' : ''}): ${JSON.stringify({ exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, aborted: r.aborted, killed })}`
+    const exited = r.exitCode === 0 && r.signal === null
+    const bySigkill = r.exitCode === null && r.signal === 'SIGKILL'
+    if (!exited && !bySigkill) contradictions.push(`neither an exit nor SIGKILL ${describe}`)
+    if (exited && (r.timedOut || r.aborted)) contradictions.push(`exited, yet timed out or aborted ${describe}`)
+    if (bySigkill && !(r.timedOut || r.aborted || killed === true)) contradictions.push(`SIGKILLed by nobody ${describe}`)
+    if (r.timedOut && r.aborted) contradictions.push(`both timed out and aborted ${describe}`)
+    if (r.timedOut && r.diagnostic !== 'Child timed out') contradictions.push(`diagnostic ${describe}`)
+  }
+  let next = 0
+  await Promise.all(Array.from({ length: 16 }, async () => { while (next < 500) await runOne(next++) }))
+  t.same(contradictions, [], 'no result contradicts itself')
+})
