@@ -120,12 +120,3 @@ export function paths({ apis, launchers = LAUNCHERS, measure = MEASURE }: PathAx
 export async function eachPath(t: Test, name: string, check: (t: Test, path: Path) => Promise<void>, axes: PathAxes = {}): Promise<void> {
   for (const path of paths(axes)) await t.test(name ? `${name} (${path.label})` : path.label, t => check(t, path))
 }
-
-/**
- * tap's todo for an assertion that differs under measure: true today, a bug being fixed: the
- * assertion still runs and prints its reason, and does not fail the suite. `differs` says what
- * differs, or is false where nothing is known to (`measure && '...'`).
- */
-export function measureTodo(differs: string | false | undefined): { todo?: string } {
-  return differs ? { todo: `measure: ${differs} (issue: exact results under races / measure is the same child)` } : {}
-}

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import type { ChildResult, ChildSpec } from '../../lib/index.js'
-import { eachPath, measureTodo, script, tempDir, type Path } from '../helpers.js'
+import { eachPath, script, tempDir, type Path } from '../helpers.js'
 
 const dir = tempDir(t)
 const noX = script(dir, 'no-x-bit', '#!/bin/sh\necho hi\n', 0o644)
@@ -27,8 +27,6 @@ interface Row {
   stage?: string
   diagnostic: string | RegExp
   stdout?: string
-  /** What differs under measure: true today, and the assertions it fails (todo on measured paths). */
-  measured?: { differs: string; in: string[] }
 }
 
 const rows: Row[] = [
@@ -78,10 +76,6 @@ const rows: Row[] = [
     name: 'a program name longer than PATH_MAX',
     spec: { file: 'x'.repeat(5000) },
     exitCode: 126, code: 'ENAMETOOLONG', stage: 'exec', diagnostic: 'Program could not be executed',
-    measured: {
-      differs: 'a program name longer than PATH_MAX is ENOENT (exit 127), not ENAMETOOLONG (exit 126)',
-      in: ['exitCode', 'spawnError.code', 'diagnostic'],
-    },
   },
   {
     name: 'relative program resolved against cwd',
@@ -90,19 +84,18 @@ const rows: Row[] = [
   },
 ]
 
-function check(t: Test, r: ChildResult, row: Row, measure: boolean) {
-  const todo = (name: string) => measureTodo(measure && row.measured?.in.includes(name) && row.measured.differs)
-  t.equal(r.exitCode, row.exitCode, 'exitCode', todo('exitCode'))
+function check(t: Test, r: ChildResult, row: Row) {
+  t.equal(r.exitCode, row.exitCode, 'exitCode')
   t.equal(r.signal, null, 'no signal')
   if (row.code === null) {
     t.equal(r.spawnError, null, 'spawnError null')
   } else {
-    t.equal(r.spawnError?.code, row.code, 'spawnError.code', todo('spawnError.code'))
+    t.equal(r.spawnError?.code, row.code, 'spawnError.code')
     t.equal(r.spawnError?.stage, row.stage, 'spawnError.stage')
     t.type(r.spawnError?.errno, 'number')
     t.ok(r.spawnError!.errno > 0, 'errno set')
   }
-  if (typeof row.diagnostic === 'string') t.equal(r.diagnostic, row.diagnostic, 'diagnostic', todo('diagnostic'))
+  if (typeof row.diagnostic === 'string') t.equal(r.diagnostic, row.diagnostic, 'diagnostic')
   else t.match(r.diagnostic, row.diagnostic, 'diagnostic')
   if (row.stdout !== undefined) t.equal(r.stdout.toString(), row.stdout, 'stdout')
 }
@@ -114,22 +107,19 @@ for (const row of rows) {
       const { api, launcher, measure } = path
       const r = await path.run(row.spec)
       t.equal(r.launcher, launcher)
-      check(t, r, row, measure)
+      check(t, r, row)
       // Whether there is a pid to report is the launcher's, not measure's: paths() runs the
       // unmeasured path of each API and launcher just before the measured one.
       if (measure) {
         const unmeasured = results.find(([p]) => p.api === api && p.launcher === launcher && !p.measure)![1]
-        t.equal(r.pid === 0, unmeasured.pid === 0, `pid ${unmeasured.pid === 0 ? '0' : 'non-zero'}, as unmeasured`,
-          measureTodo(launcher === 'posix_spawn' && row.stage === 'exec' && "an exec failure reports the helper's pid, not 0 as posix_spawn's unmeasured one does"))
+        t.equal(r.pid === 0, unmeasured.pid === 0, `pid ${unmeasured.pid === 0 ? '0' : 'non-zero'}, as unmeasured`)
       }
       results.push([path, r])
     })
     // Identical observable outcome, field for field, apart from what differs by nature.
     const strip = ({ pid, launcher, durationMs, rusage, rusageSource, ...rest }: ChildResult) => rest
     const [, first] = results[0]!
-    for (const [{ label, measure }, r] of results.slice(1)) {
-      t.same(strip(r), strip(first), `${label}: every API and path reports the same`, measureTodo(measure && row.measured?.differs))
-    }
+    for (const [{ label }, r] of results.slice(1)) t.same(strip(r), strip(first), `${label}: every API and path reports the same`)
   })
 }
 
