@@ -60,12 +60,63 @@ export async function eventually(pred: () => boolean, ms = 10000): Promise<boole
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
-import { spawnChild, spawnChildSync, type ChildResult, type ChildSpec } from '../lib/index.js'
+import type { Test } from 'tap'
+import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../lib/index.js'
 
 export type Run = (spec: ChildSpec) => Promise<ChildResult>
 
-/** The two APIs every behaviour table runs through: the same spec, the same result type. */
+/** The three APIs every behaviour table runs through: the same spec, the same result type.
+ * startChild's live streams are read by 'data' listeners that drop what they see (the streams have
+ * backpressure: unread, they would stop the pipe; the result carries the output), and its
+ * synchronous throws become rejections, as spawnChild's are. */
 export const APIS: Array<[string, Run]> = [
   ['sync', async spec => spawnChildSync(spec)],
   ['async', spec => spawnChild(spec)],
+  ['start', async spec => {
+    const child = startChild(spec)
+    child.stdout.on('data', () => {})
+    child.stderr.on('data', () => {})
+    return child.result
+  }],
 ]
+
+/** Unmeasured, and through the measuring helper (native/exec-helper.c): the same child either way. */
+export const MEASURE: boolean[] = [false, true]
+
+/** One way through the harness: an API, a launch path, measured or not. */
+export interface Path {
+  api: string
+  launcher: 'auto' | Launcher
+  measure: boolean
+  /** 'sync posix_spawn', 'start fork measured': the name of the combination. */
+  label: string
+  /** Runs a spec this way; a spec that names its own launcher or measure keeps it. */
+  run: Run
+}
+
+export interface PathAxes {
+  /** Names from APIS; default all three. */
+  apis?: string[]
+  /** Default LAUNCHERS; 'auto' where the row is about what 'auto' picks. */
+  launchers?: Array<'auto' | Launcher>
+  /** Default MEASURE. */
+  measure?: boolean[]
+}
+
+/** Every combination of API × launcher × measure, in that order. */
+export function paths({ apis, launchers = LAUNCHERS, measure = MEASURE }: PathAxes = {}): Path[] {
+  const out: Path[] = []
+  for (const [api, run] of APIS) if (!apis || apis.includes(api)) for (const launcher of launchers) for (const m of measure) {
+    out.push({ api, launcher, measure: m, label: `${api} ${launcher}${m ? ' measured' : ''}`, run: spec => run({ launcher, measure: m, ...spec }) })
+  }
+  return out
+}
+
+/**
+ * Runs one row of a behaviour table through every path, each as a subtest named
+ * `${name} (${path.label})` (the label alone where the row's own subtest has the name): every
+ * assertion of the row is labelled with its combination.
+ */
+export async function eachPath(t: Test, name: string, check: (t: Test, path: Path) => Promise<void>, axes: PathAxes = {}): Promise<void> {
+  for (const path of paths(axes)) await t.test(name ? `${name} (${path.label})` : path.label, t => check(t, path))
+}

@@ -1,12 +1,12 @@
 // Fault: a cwd the child cannot enter. Root enters any directory (CAP_DAC_OVERRIDE), so the
 // permission cases run in a node child as nobody (setpriv); the rest (not a directory, dangling
-// symlink, name too long, removed) run here. Every path reports stage 'chdir' with the errno,
-// exit code 126, and the same on both launch paths.
+// symlink, name too long, removed) run here. Every path (API × launcher × measure) reports stage
+// 'chdir' with the errno and exit code 126.
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { APIS, LAUNCHERS, tempDir } from '../helpers.js'
-import { PACKAGE, baseline, runNodeScript, stageForNobody, type Staged } from './helpers.js'
+import { eachPath, paths, tempDir } from '../helpers.js'
+import { baseline, childPaths, runNodeScript, stageForNobody, type Staged } from './helpers.js'
 
 const dir = tempDir(t, 'tileharness-cwd-')
 fs.chmodSync(dir, 0o711) // nobody may pass through, not list
@@ -23,17 +23,15 @@ t.teardown(() => fs.chmodSync(locked, 0o700)) // so tempDir's removal can go ins
 
 interface Run { label: string; exitCode: number | null; stage: string | null; code: string | null; diagnostic: string; stdout: string }
 
+const cwds = [['mode 000', locked], ['behind a mode 000 directory', behindLocked], ['search but no read permission', searchOnly]]
 const script = `
-  const { spawnChildSync, spawnChild } = require(${PACKAGE})
+  ${childPaths()}
   ;(async () => {
     const runs = []
-    for (const [name, cwd] of ${JSON.stringify([['mode 000', locked], ['behind a mode 000 directory', behindLocked], ['search but no read permission', searchOnly]])}) {
-      for (const api of ['sync', 'async']) for (const launcher of ['posix_spawn', 'fork']) {
-        const spec = { file: 'sh', args: ['-c', 'pwd'], cwd, launcher }
-        const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
-        runs.push({ label: name + ' (' + api + ', ' + launcher + ')', exitCode: r.exitCode, stage: r.spawnError && r.spawnError.stage,
-          code: r.spawnError && r.spawnError.code, diagnostic: r.diagnostic, stdout: r.stdout.toString() })
-      }
+    for (const [name, cwd] of ${JSON.stringify(cwds)}) for (const path of PATHS) {
+      const r = await runPath(path, { file: 'sh', args: ['-c', 'pwd'], cwd })
+      runs.push({ label: name + ' (' + path.label + ')', exitCode: r.exitCode, stage: r.spawnError && r.spawnError.stage,
+        code: r.spawnError && r.spawnError.code, diagnostic: r.diagnostic, stdout: r.stdout.toString() })
     }
     console.log(JSON.stringify(runs))
   })()
@@ -44,7 +42,7 @@ const skip = typeof nobody === 'string' ? nobody : false
 t.test('as nobody: no search permission is EACCES at chdir; search without read works', { skip }, async t => {
   const before = baseline()
   const runs = runNodeScript<Run[]>(script, {}, nobody as Staged)
-  t.equal(runs.length, 12)
+  t.equal(runs.length, cwds.length * paths().length)
   for (const r of runs) {
     if (r.label.startsWith('search but no read')) {
       t.same({ exitCode: r.exitCode, stage: r.stage, stdout: r.stdout }, { exitCode: 0, stage: null, stdout: `${searchOnly}\n` }, r.label)
@@ -62,7 +60,7 @@ const dangling = path.join(dir, 'dangling')
 fs.symlinkSync(path.join(dir, 'nowhere'), dangling)
 const removed = path.join(dir, 'removed')
 
-for (const [api, run] of APIS) t.test(`${api}: other cwds that cannot be entered`, async t => {
+t.test('other cwds that cannot be entered', t => eachPath(t, '', async (t, { run }) => {
   const before = baseline()
   const rows: Array<[string, string, string]> = [
     ['a regular file', file, 'ENOTDIR'],
@@ -71,13 +69,13 @@ for (const [api, run] of APIS) t.test(`${api}: other cwds that cannot be entered
     ['a name longer than NAME_MAX', path.join(dir, 'n'.repeat(300)), 'ENAMETOOLONG'],
     ['a directory removed just before', removed, 'ENOENT'],
   ]
-  for (const launcher of LAUNCHERS) for (const [name, cwd, code] of rows) {
+  for (const [name, cwd, code] of rows) {
     if (cwd === removed) {
       fs.mkdirSync(removed)
       fs.rmdirSync(removed)
     }
-    const r = await run({ file: 'true', cwd, launcher })
-    t.same({ exitCode: r.exitCode, stage: r.spawnError?.stage, code: r.spawnError?.code }, { exitCode: 126, stage: 'chdir', code }, `${name} (${launcher})`)
+    const r = await run({ file: 'true', cwd })
+    t.same({ exitCode: r.exitCode, stage: r.spawnError?.stage, code: r.spawnError?.code }, { exitCode: 126, stage: 'chdir', code }, name)
   }
   await before.check(t)
-})
+}))

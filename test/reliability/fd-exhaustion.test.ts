@@ -1,14 +1,14 @@
 // Fault: fd exhaustion. A node child with RLIMIT_NOFILE lowered (the harness's own rlimits
 // option) fills its fd table, frees 0, 1, 2, ... fds, and spawns with every stdio shape through
-// both APIs and both launch paths. Each spawn either works or fails cleanly: a spawnError with
+// every path (API × launcher × measure). Each spawn either works or fails cleanly: a spawnError with
 // code EMFILE at a stage that names the step (pipe, open: never "exec", never a guessed exit code
 // from a child that did not run), and afterwards exactly as many fds free as before and no child.
 import t from 'tap'
-import { CHILD_PROBES, PACKAGE, baseline, runNodeScript } from './helpers.js'
+import { paths } from '../helpers.js'
+import { CHILD_PROBES, baseline, childPaths, runNodeScript } from './helpers.js'
 
 interface Row {
-  api: string
-  launcher: string
+  path: string
   shape: string
   free: number
   freeAfter: number
@@ -23,7 +23,7 @@ interface Row {
 
 const script = `
   ${CHILD_PROBES}
-  const { spawnChildSync, spawnChild } = require(${PACKAGE})
+  ${childPaths()}
   // Opens /dev/null until EMFILE; returns the fds it got.
   const fill = () => {
     const fds = []
@@ -36,20 +36,18 @@ const script = `
     'input': { input: 'x'.repeat(100000) },
     'all ignored': { stdout: 'ignore', stderr: 'ignore' },
     'merged, with a deadline': { stderr: 'stdout', timeout: 5000 },
-    'measure': { measure: true },
   }
   ;(async () => {
-    spawnChildSync({ file: 'true' }); await spawnChild({ file: 'true' })  // warm up
+    for (const path of PATHS) await runPath(path, { file: 'true' })  // warm up
     const rows = []
-    for (const api of ['sync', 'async']) for (const launcher of ['posix_spawn', 'fork']) for (const [shape, extra] of Object.entries(shapes)) {
+    for (const path of PATHS) for (const [shape, extra] of Object.entries(shapes)) {
       for (let free = 0; free <= 9; free++) {
         const held = fill()
         for (let i = 0; i < free; i++) fs.closeSync(held.pop())
-        const spec = { file: 'cat', launcher, ...extra }
-        const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
+        const r = await runPath(path, { file: 'cat', ...extra })
         const after = fill()
         for (const fd of [...held, ...after]) fs.closeSync(fd)
-        rows.push({ api, launcher, shape, free, freeAfter: after.length, children: childPids().length, pid: r.pid, exitCode: r.exitCode,
+        rows.push({ path: path.label, shape, free, freeAfter: after.length, children: childPids().length, pid: r.pid, exitCode: r.exitCode,
           signal: r.signal, stage: r.spawnError && r.spawnError.stage, code: r.spawnError && r.spawnError.code, diagnostic: r.diagnostic })
       }
     }
@@ -60,10 +58,10 @@ const script = `
 t.test('EMFILE at every step of a launch: a clean error, nothing leaked', async t => {
   const before = baseline()
   const rows = runNodeScript<Row[]>(script, { rlimits: { nofile: 64 } })
-  t.equal(rows.length, 2 * 2 * 5 * 10, 'every row ran')
+  t.equal(rows.length, paths().length * 4 * 10, 'every row ran')
   const stages = new Set<string>()
   for (const r of rows) {
-    const label = `${r.api} ${r.launcher} ${r.shape}, ${r.free} fds free`
+    const label = `${r.path} ${r.shape}, ${r.free} fds free`
     t.equal(r.freeAfter, r.free, `${label}: as many fds free afterwards`)
     t.equal(r.children, 0, `${label}: no child left`)
     if (r.stage === null) {
@@ -80,8 +78,8 @@ t.test('EMFILE at every step of a launch: a clean error, nothing leaked', async 
     t.match(r.diagnostic, /^Couldn't (create a pipe|open '\/dev\/null' for std(in|out|err)): Too many open files$/, `${label}: diagnostic`)
   }
   t.same([...stages].sort(), ['open', 'pipe'], 'the sweep hit both the parent-side and the child-side opens')
-  for (const api of ['sync', 'async']) for (const launcher of ['posix_spawn', 'fork']) {
-    t.ok(rows.some(r => r.api === api && r.launcher === launcher && r.free === 9 && r.exitCode === 0), `${api} ${launcher}: works again with fds free`)
+  for (const { label } of paths()) {
+    t.ok(rows.some(r => r.path === label && r.free === 9 && r.exitCode === 0), `${label}: works again with fds free`)
   }
   await before.check(t)
 })

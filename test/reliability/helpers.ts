@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { helperPath } from '../../lib/spawn/native.js'
-import { REPO_ROOT, childPids, eventually, openFds, tempDir } from '../helpers.js'
+import { REPO_ROOT, childPids, eventually, openFds, paths, tempDir, type PathAxes } from '../helpers.js'
 
 /**
  * The environment of a node child that loads the harness: PATH, and under `npm run check:asan`
@@ -46,6 +46,28 @@ export function runNodeScript<T>(code: string, extra: Partial<ChildSpec> = {}, a
   const lines = r.stdout.toString().trim().split('\n')
   if (r.exitCode !== 0) throw new Error(`node child failed (${r.diagnostic || `exit ${r.exitCode}`}): ${r.stderr.toString()}${r.stdout.toString()}`)
   return JSON.parse(lines[lines.length - 1] ?? 'null') as T
+}
+
+/**
+ * Code for a child script: `PATHS`, the combinations of paths(axes) (test/helpers.ts) as
+ * `{ api, launcher, measure, label }`, and `runPath(path, spec)`, which runs a spec that way (the
+ * spec's own launcher or measure kept; startChild's streams read, as APIS reads them) and returns
+ * a promise of the result.
+ */
+export function childPaths(axes: PathAxes = {}): string {
+  return `
+  const PATHS = ${JSON.stringify(paths(axes).map(({ api, launcher, measure, label }) => ({ api, launcher, measure, label })))}
+  const runPath = (path, spec) => {
+    const harness = require(${PACKAGE})
+    const full = { launcher: path.launcher, measure: path.measure, ...spec }
+    if (path.api === 'sync') return Promise.resolve(harness.spawnChildSync(full))
+    if (path.api === 'async') return harness.spawnChild(full)
+    const child = harness.startChild(full)
+    child.stdout.on('data', () => {})
+    child.stderr.on('data', () => {})
+    return child.result
+  }
+`
 }
 
 /** Code for a child script: its own fd list and children, as test/helpers.ts reads them. */

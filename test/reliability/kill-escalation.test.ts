@@ -1,10 +1,11 @@
 // Faults of a child that will not end when told: it ignores SIGTERM under kill escalation, or it
 // is stuck where no signal reaches it (simulated: a stopped process does not act on SIGTERM, as one
 // in uninterruptible sleep does not act on anything) and becomes one that "wouldn't die", handed
-// to the reaper thread. Both APIs, both launch paths; afterwards no fd, child, zombie or orphan.
+// to the reaper thread. Every path (API × launcher × measure); afterwards no fd, child, zombie or
+// orphan.
 import t from 'tap'
 import { spawnChildSync, startChild } from '../../lib/index.js'
-import { APIS, LAUNCHERS, eventually, processState } from '../helpers.js'
+import { eachPath, eventually, paths, processState } from '../helpers.js'
 import { baseline } from './helpers.js'
 
 // The first child that wouldn't die starts the reaper thread and its wake-up pipe, kept for the
@@ -19,47 +20,47 @@ await eventually(() => processState(warm.pid) === 'gone')
 const IGNORES_TERM = ['-c', 'trap "" TERM; echo ready; exec sleep 100']
 const DEADLINE = 300
 
-for (const [api, run] of APIS) t.test(`${api}: a child that ignores SIGTERM under kill escalation`, async t => {
+t.test('a child that ignores SIGTERM under kill escalation', t => eachPath(t, '', async (t, { run }) => {
   const before = baseline()
-  for (const launcher of LAUNCHERS) {
-    const r = await run({ file: 'sh', args: IGNORES_TERM, timeout: DEADLINE, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher })
-    t.same([r.timedOut, r.signal, r.exitCode, r.diagnostic], [true, 'SIGKILL', null, 'Child timed out'], `${launcher}: SIGKILL followed the ignored SIGTERM`)
-    t.equal(processState(r.pid), 'gone', `${launcher}: reaped`)
-    // Without forceKillAfterDelay nothing follows the SIGTERM: after graceTimeout it is one that
-    // wouldn't die, SIGKILLed and reaped in the background.
-    const stuck = await run({ file: 'sh', args: IGNORES_TERM, timeout: DEADLINE, killSignal: 'SIGTERM', graceTimeout: 200, launcher })
-    t.same([stuck.timedOut, stuck.signal, stuck.diagnostic], [true, null, "Child timed out but wouldn't die"], `${launcher}: no escalation: wouldn't die`)
-    t.ok(await eventually(() => processState(stuck.pid) === 'gone'), `${launcher}: reaped in the background`)
-  }
-  // The whole group ignores SIGTERM: the SIGKILL that follows reaches every member.
+  const r = await run({ file: 'sh', args: IGNORES_TERM, timeout: DEADLINE, killSignal: 'SIGTERM', forceKillAfterDelay: 100 })
+  t.same([r.timedOut, r.signal, r.exitCode, r.diagnostic], [true, 'SIGKILL', null, 'Child timed out'], 'SIGKILL followed the ignored SIGTERM')
+  t.equal(processState(r.pid), 'gone', 'reaped')
+  // Without forceKillAfterDelay nothing follows the SIGTERM: after graceTimeout it is one that
+  // wouldn't die, SIGKILLed and reaped in the background.
+  const stuck = await run({ file: 'sh', args: IGNORES_TERM, timeout: DEADLINE, killSignal: 'SIGTERM', graceTimeout: 200 })
+  t.same([stuck.timedOut, stuck.signal, stuck.diagnostic], [true, null, "Child timed out but wouldn't die"], "no escalation: wouldn't die")
+  t.ok(await eventually(() => processState(stuck.pid) === 'gone'), 'reaped in the background')
+  await before.check(t)
+}))
+
+t.test('a whole group that ignores SIGTERM: the SIGKILL that follows reaches every member', t => eachPath(t, '', async (t, { run }) => {
+  const before = baseline()
   const group = await run({ file: 'sh', args: ['-c', 'trap "" TERM; sleep 100 & echo $!; exec sleep 100'], setsid: true, timeout: DEADLINE, killSignal: 'SIGTERM', forceKillAfterDelay: 100 })
   const member = Number(group.stdout.toString().trim())
   t.equal(group.signal, 'SIGKILL', 'setsid: the leader got SIGKILL')
   t.ok(member > 0 && await eventually(() => processState(member) === 'gone'), 'setsid: so did the rest of the group (no orphan)')
   await before.check(t)
-})
+}, { launchers: ['auto'] }))
 
-t.test('async: kill(SIGTERM) by hand, ignored, escalates to SIGKILL', async t => {
+t.test('kill(SIGTERM) by hand, ignored, escalates to SIGKILL', t => eachPath(t, '', async (t, { launcher, measure }) => {
   const before = baseline()
-  for (const launcher of LAUNCHERS) {
-    const child = startChild({ file: 'sh', args: IGNORES_TERM, forceKillAfterDelay: 100, launcher })
-    await new Promise(r => child.stdout.once('data', r)) // its trap is set
-    t.equal(child.kill('SIGTERM'), true, `${launcher}: delivered`)
-    const r = await child.result
-    t.same([r.signal, r.timedOut, r.aborted], ['SIGKILL', false, false], `${launcher}: SIGKILL after forceKillAfterDelay`)
-    t.equal(child.kill('SIGTERM'), false, `${launcher}: kill() after the end is a no-op`)
-  }
+  const child = startChild({ file: 'sh', args: IGNORES_TERM, forceKillAfterDelay: 100, launcher, measure })
+  await new Promise(r => child.stdout.once('data', r)) // its trap is set
+  t.equal(child.kill('SIGTERM'), true, 'delivered')
+  const r = await child.result
+  t.same([r.signal, r.timedOut, r.aborted], ['SIGKILL', false, false], 'SIGKILL after forceKillAfterDelay')
+  t.equal(child.kill('SIGTERM'), false, 'kill() after the end is a no-op')
   await before.check(t)
-})
+}, { apis: ['start'] }))
 
-for (const [api, run] of APIS) t.test(`${api}: a child that wouldn't die (stopped: SIGTERM does nothing)`, async t => {
+t.test("a child that wouldn't die (stopped: SIGTERM does nothing)", t => eachPath(t, '', async (t, { run, launcher }) => {
   const before = baseline()
-  for (const launcher of LAUNCHERS) for (const setsid of [false, true]) {
+  for (const setsid of [false, true]) {
     if (setsid && launcher === 'posix_spawn') continue
-    const label = `${launcher}${setsid ? ', setsid' : ''}`
+    const label = setsid ? 'setsid' : 'no setsid'
     // With setsid the group holds a second stopped member, which the group SIGKILL must also take.
     const script = setsid ? 'sh -c "kill -STOP \\$\\$" & echo $!; kill -STOP $$' : 'echo $$; kill -STOP $$'
-    const r = await run({ file: 'sh', args: ['-c', script], setsid, timeout: DEADLINE, killSignal: 'SIGTERM', graceTimeout: 200, launcher })
+    const r = await run({ file: 'sh', args: ['-c', script], setsid, timeout: DEADLINE, killSignal: 'SIGTERM', graceTimeout: 200 })
     t.same([r.timedOut, r.exitCode, r.signal, r.diagnostic, r.spawnError], [true, null, null, "Child timed out but wouldn't die", null], `${label}: reported`)
     t.ok(r.pid > 0, `${label}: its pid is reported`)
     t.ok(await eventually(() => processState(r.pid) === 'gone'), `${label}: SIGKILLed and reaped by the reaper: no zombie`)
@@ -67,16 +68,14 @@ for (const [api, run] of APIS) t.test(`${api}: a child that wouldn't die (stoppe
     if (setsid) t.ok(other > 0 && await eventually(() => processState(other) === 'gone'), `${label}: the other group member is gone too: no orphan`)
   }
   await before.check(t)
-})
+}))
 
-t.test("async: several that wouldn't die at once", async t => {
+t.test("several that wouldn't die at once, one on each async path", async t => {
   const before = baseline()
-  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => run6(i)))
-  for (const r of results) t.equal(r.diagnostic, "Child timed out but wouldn't die")
+  const all = paths({ apis: ['async', 'start'] })
+  const results = await Promise.all(all.map(({ run }, i) =>
+    run({ file: 'sh', args: ['-c', 'kill -STOP $$'], timeout: DEADLINE + 10 * i, killSignal: 'SIGTERM', graceTimeout: 100 })))
+  results.forEach((r, i) => t.equal(r.diagnostic, "Child timed out but wouldn't die", all[i]!.label))
   t.ok(await eventually(() => results.every(r => processState(r.pid) === 'gone')), 'all reaped')
   await before.check(t)
 })
-
-function run6(i: number) {
-  return startChild({ file: 'sh', args: ['-c', 'kill -STOP $$'], timeout: DEADLINE + 10 * i, killSignal: 'SIGTERM', graceTimeout: 100, launcher: i % 2 ? 'fork' : 'posix_spawn' }).result
-}

@@ -1,11 +1,12 @@
 // Fault: a full process table. RLIMIT_NPROC does not apply to root (CAP_SYS_ADMIN), so the fault
 // is made real for an unprivileged user: a node child runs as nobody (setpriv), lowers its own
 // soft RLIMIT_NPROC to the number of tasks it already has (prlimit on itself), and spawns through
-// both APIs and both launch paths. Every spawn must fail the same clean way: no child, spawnError
+// every path (API × launcher × measure). Every spawn must fail the same clean way: no child, spawnError
 // { stage: 'fork', code: 'EAGAIN' }, no exit code, and nothing leaked.
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
-import { CHILD_PROBES, PACKAGE, baseline, runNodeScript, stageForNobody, type Staged } from './helpers.js'
+import { paths } from '../helpers.js'
+import { CHILD_PROBES, PACKAGE, baseline, childPaths, runNodeScript, stageForNobody, type Staged } from './helpers.js'
 
 interface Report {
   limited: number | null
@@ -18,19 +19,19 @@ interface Report {
 
 const script = `
   ${CHILD_PROBES}
-  const { spawnChildSync, spawnChild } = require(${PACKAGE})
+  ${childPaths()}
+  const { spawnChildSync } = require(${PACKAGE})
   ;(async () => {
-    spawnChildSync({ file: 'true' }); await spawnChild({ file: 'true' })  // warm up
+    for (const path of PATHS) await runPath(path, { file: 'true' })  // warm up
     const tasks = fs.readdirSync('/proc/self/task').length
     // The soft limit only: nobody may lower it, and every task of uid nobody already counts.
     const limited = spawnChildSync({ file: 'prlimit', args: ['--pid=' + process.pid, '--nproc=' + tasks + ':'] }).exitCode
     const fdsBefore = openFds()
     const runs = []
-    const shapes = { plain: {}, piped: { input: 'x', timeout: 5000 }, measure: { measure: true }, setsid: { setsid: true } }
-    for (const api of ['sync', 'async']) for (const launcher of ['posix_spawn', 'fork']) for (const [shape, extra] of Object.entries(shapes)) {
-      const spec = { file: 'true', launcher, ...extra }
-      const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
-      runs.push({ label: api + ' ' + launcher + ' ' + shape, pid: r.pid, exitCode: r.exitCode, signal: r.signal, spawnError: r.spawnError, diagnostic: r.diagnostic })
+    const shapes = { plain: {}, piped: { input: 'x', timeout: 5000 }, setsid: { setsid: true } }
+    for (const path of PATHS) for (const [shape, extra] of Object.entries(shapes)) {
+      const r = await runPath(path, { file: 'true', ...extra })
+      runs.push({ label: path.label + ' ' + shape, pid: r.pid, exitCode: r.exitCode, signal: r.signal, spawnError: r.spawnError, diagnostic: r.diagnostic })
     }
     console.log(JSON.stringify({ limited, tasks, runs, fdsBefore, fdsAfter: openFds(), children: childPids().length }))
   })()
@@ -39,11 +40,11 @@ const script = `
 const nobody = stageForNobody(t)
 const skip = typeof nobody === 'string' ? nobody : false ||
   (spawnChildSync({ file: 'prlimit', args: ['--version'], stdout: 'ignore' }).exitCode !== 0 && 'prlimit (util-linux) is not installed')
-t.test('RLIMIT_NPROC reached: EAGAIN from clone, reported the same on both paths', { skip }, async t => {
+t.test('RLIMIT_NPROC reached: EAGAIN from clone, reported the same on every path', { skip }, async t => {
   const before = baseline()
   const report = runNodeScript<Report>(script, {}, nobody as Staged)
   t.equal(report.limited, 0, `prlimit lowered the child's RLIMIT_NPROC to its ${report.tasks} tasks`)
-  t.equal(report.runs.length, 16)
+  t.equal(report.runs.length, paths().length * 3)
   for (const r of report.runs) {
     t.same(
       { pid: r.pid, exitCode: r.exitCode, signal: r.signal, stage: r.spawnError?.stage, code: r.spawnError?.code, diagnostic: r.diagnostic },
@@ -53,5 +54,29 @@ t.test('RLIMIT_NPROC reached: EAGAIN from clone, reported the same on both paths
   }
   t.equal(report.fdsAfter, report.fdsBefore, 'no fds leaked in the limited process')
   t.equal(report.children, 0, 'no children in the limited process')
+  await before.check(t)
+})
+
+// rlimits: { nproc: 0 } is the child's own limit: it binds an unprivileged child's forks, not its
+// exec, so the child runs (sh's echo is a builtin). Root is exempt, hence nobody.
+const ownLimit = `
+  ${childPaths({ launchers: ['auto'] })}
+  ;(async () => {
+    const runs = []
+    for (const path of PATHS) {
+      const r = await runPath(path, { file: 'sh', args: ['-c', 'echo ran'], rlimits: { nproc: 0 } })
+      runs.push({ label: path.label, exitCode: r.exitCode, spawnError: r.spawnError, stdout: r.stdout.toString() })
+    }
+    console.log(JSON.stringify(runs))
+  })()
+`
+
+t.test("rlimits: { nproc: 0 } binds the child's forks, not its exec", { skip: typeof nobody === 'string' ? nobody : false }, async t => {
+  const before = baseline()
+  const runs = runNodeScript<Array<{ label: string; exitCode: number | null; spawnError: unknown; stdout: string }>>(ownLimit, {}, nobody as Staged)
+  t.equal(runs.length, paths({ launchers: ['auto'] }).length, 'every path ran')
+  for (const r of runs) {
+    t.same([r.exitCode, r.spawnError, r.stdout], [0, null, 'ran\n'], r.label)
+  }
   await before.check(t)
 })

@@ -5,13 +5,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
-import { spawnChild, spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { commandArgv } from '../../lib/cli/bench.js'
 import { dumpSass } from '../../lib/cuda/nvdisasm.js'
 import { createPrivateTempFile, removePrivateTempFile } from '../../lib/cuda/temp-file.js'
-import { APIS, LAUNCHERS, REPO_ROOT, tempDir } from '../helpers.js'
+import { REPO_ROOT, paths, tempDir } from '../helpers.js'
 import { fuzz } from '../fuzz/budget.js'
-import { PACKAGE, baseline } from './helpers.js'
+import { baseline, childPaths } from './helpers.js'
 
 const dir = tempDir(t, 'tileharness-security-')
 const pwned = path.join(dir, 'pwned')
@@ -24,25 +24,25 @@ const printArgs = (args: string[]): ChildSpec => ({ file: 'printf', args: ['%s\\
 const words = (out: Buffer) => out.toString().split('\0').slice(0, -1)
 
 t.test('no shell: argv reaches the child verbatim, on every path', async t => {
-  for (const [api, run] of APIS) for (const launcher of LAUNCHERS) for (const measure of [false, true]) {
-    const r = await run({ ...printArgs(HOSTILE), launcher, measure })
-    t.same(words(r.stdout), HOSTILE, `${api} ${launcher}${measure ? ' measured' : ''}`)
+  for (const { label, run } of paths()) {
+    const r = await run(printArgs(HOSTILE))
+    t.same(words(r.stdout), HOSTILE, label)
   }
   t.notOk(fs.existsSync(pwned), 'nothing a shell would have run ran')
 })
 
 t.test('no shell: a program name is never a command line', async t => {
-  for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
-    const r = await run({ file: `true; touch ${pwned}`, launcher })
-    t.same([r.exitCode, r.spawnError?.code], [127, 'ENOENT'], `${api} ${launcher}: looked up as one file name`)
+  for (const { label, run } of paths()) {
+    const r = await run({ file: `true; touch ${pwned}` })
+    t.same([r.exitCode, r.spawnError?.code], [127, 'ENOENT'], `${label}: looked up as one file name`)
   }
   // A file with the x bit but no #! line: execvp would hand it to /bin/sh; the harness reports
   // ENOEXEC (so does the measuring helper).
   const script = path.join(dir, 'no-shebang')
   fs.writeFileSync(script, `touch ${pwned}\n`, { mode: 0o755 })
-  for (const [api, run] of APIS) for (const launcher of LAUNCHERS) for (const measure of [false, true]) {
-    const r = await run({ file: script, launcher, measure })
-    t.same([r.exitCode, r.spawnError?.code], [126, 'ENOEXEC'], `${api} ${launcher}${measure ? ' measured' : ''}: ENOEXEC, not /bin/sh`)
+  for (const { label, run } of paths()) {
+    const r = await run({ file: script })
+    t.same([r.exitCode, r.spawnError?.code], [126, 'ENOEXEC'], `${label}: ENOEXEC, not /bin/sh`)
   }
   t.notOk(fs.existsSync(pwned), 'the script never ran')
 })
@@ -111,10 +111,7 @@ t.test('environment: exactly what the caller passed, nothing added', async t => 
   const name = fc.oneof(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,10}$/), fc.constantFrom('a.b', 'é', '1X', 'LD_PRELOAD', 'PATH', 'NODE_OPTIONS', '-'))
   const value = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 16 }), fc.string({ unit: fc.constantFrom('=', '\n', ' ', '$', "'", 'é', 'a'), maxLength: 16 }))
     .filter(v => !v.includes('\0'))
-  const runs: Array<[string, (spec: ChildSpec) => Promise<Buffer>]> = []
-  for (const [api, run] of APIS) for (const launcher of LAUNCHERS) for (const measure of [false, true]) {
-    runs.push([`${api} ${launcher}${measure ? ' measured' : ''}`, async spec => (await run({ ...spec, launcher, measure })).stdout])
-  }
+  const runs = paths().map(({ label, run }): [string, (spec: ChildSpec) => Promise<Buffer>] => [label, async spec => (await run(spec)).stdout])
   await fuzz(t, 'random environments arrive exactly', fc.asyncProperty(fc.dictionary(name, value, { maxKeys: 6 }), fc.constantFrom(...runs), async (env, [label, run]) => {
     const got = childEnv(await run({ file: '/usr/bin/env', args: ['-0'], env }))
     const want = Object.entries(env).map(([k, v]) => `${k}=${v}`).sort()
@@ -132,13 +129,12 @@ t.test("fds: none that are not the child's reach it", async t => {
   // Fds 5-9 open in the parent WITHOUT close-on-exec (what Node never does on its own, what an
   // addon or a parent process might): a node child started that way spawns through every path.
   const code = `
-    const { spawnChildSync, spawnChild } = require(${PACKAGE})
+    ${childPaths()}
     ;(async () => {
       const out = {}
-      for (const api of ['sync', 'async']) for (const launcher of ['posix_spawn', 'fork']) for (const measure of [false, true]) {
-        const spec = { file: 'sh', args: ['-c', 'ls /proc/$$/fd'], launcher, measure, input: 'x' }
-        const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
-        out[api + ' ' + launcher + (measure ? ' measured' : '')] = r.stdout.toString().trim().split('\\n')
+      for (const path of PATHS) {
+        const r = await runPath(path, { file: 'sh', args: ['-c', 'ls /proc/$$/fd'], input: 'x' })
+        out[path.label] = r.stdout.toString().trim().split('\\n')
       }
       console.log(JSON.stringify(out))
     })()
@@ -151,12 +147,14 @@ t.test("fds: none that are not the child's reach it", async t => {
   const held = r.stderr.toString().trim().split('\n')
   t.ok(['5', '6', '7', '8', '9'].every(fd => held.includes(fd)), `precondition: the node child holds inheritable fds 5-9 (${held.join(' ')})`)
   const lists = JSON.parse(r.stdout.toString()) as Record<string, string[]>
-  t.equal(Object.keys(lists).length, 8)
+  t.equal(Object.keys(lists).length, paths().length)
   for (const [label, fds] of Object.entries(lists)) t.same(fds, ['0', '1', '2'], `${label}: only 0-2`)
 
-  // Children started while other children's pipes are open do not get those pipes.
-  const all = await Promise.all(Array.from({ length: 24 }, (_, i) => spawnChild({
-    file: 'sh', args: ['-c', 'sleep 0.1; ls /proc/$$/fd'], input: 'x', launcher: i % 2 ? 'fork' : 'posix_spawn', measure: i % 3 === 0,
+  // Children started while other children's pipes are open do not get those pipes: 24 at once,
+  // three on each async path.
+  const asyncPaths = paths({ apis: ['async', 'start'] })
+  const all = await Promise.all(Array.from({ length: 24 }, (_, i) => asyncPaths[i % asyncPaths.length]!.run({
+    file: 'sh', args: ['-c', 'sleep 0.1; ls /proc/$$/fd'], input: 'x',
   })))
   t.ok(all.every(c => c.stdout.toString() === '0\n1\n2\n'), '24 concurrent children, each with only 0-2')
   await before.check(t)

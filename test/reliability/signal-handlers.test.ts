@@ -1,10 +1,10 @@
 // Fault: user code has its own SIGALRM and SIGCHLD handlers (process.on), and spawns with Node's
 // child_process at the same time. The harness's results stay exact (its deadlines, its statuses,
 // its rusage), the user's SIGALRM listener sees only the alarms that are not the harness's, and
-// neither side reaps the other's children.
+// neither side reaps the other's children. Every path (API × launcher × measure).
 import { spawn } from 'node:child_process'
 import t from 'tap'
-import { APIS, LAUNCHERS } from '../helpers.js'
+import { APIS, eachPath } from '../helpers.js'
 import { baseline } from './helpers.js'
 
 const settle = () => new Promise(r => setTimeout(r, 100))
@@ -22,17 +22,16 @@ t.test('SIGALRM and SIGCHLD listeners installed by user code', async t => {
   })
   const before = baseline()
 
-  for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
-    const label = `${api} ${launcher}`
-    const exit = await run({ file: 'sh', args: ['-c', 'exit 3'], launcher, timeout: 10000 })
-    t.same([exit.exitCode, exit.signal, exit.timedOut], [3, null, false], `${label}: exit status`)
-    const killed = await run({ file: 'sh', args: ['-c', 'kill -TERM $$'], launcher })
-    t.same([killed.exitCode, killed.signal], [null, 'SIGTERM'], `${label}: death by signal`)
-    const late = await run({ file: 'sleep', args: ['5'], launcher, timeout: 50 })
-    t.same([late.timedOut, late.signal, late.diagnostic], [true, 'SIGKILL', 'Child timed out'], `${label}: the deadline still fires`)
-    const busy = await run({ file: 'sh', args: ['-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'], launcher, timeout: 20000 })
-    t.ok(busy.exitCode === 0 && busy.rusage.userCPUTime + busy.rusage.systemCPUTime > 0, `${label}: rusage of the child still reported`)
-  }
+  await eachPath(t, '', async (t, { run }) => {
+    const exit = await run({ file: 'sh', args: ['-c', 'exit 3'], timeout: 10000 })
+    t.same([exit.exitCode, exit.signal, exit.timedOut], [3, null, false], 'exit status')
+    const killed = await run({ file: 'sh', args: ['-c', 'kill -TERM $$'] })
+    t.same([killed.exitCode, killed.signal], [null, 'SIGTERM'], 'death by signal')
+    const late = await run({ file: 'sleep', args: ['5'], timeout: 50 })
+    t.same([late.timedOut, late.signal, late.diagnostic], [true, 'SIGKILL', 'Child timed out'], 'the deadline still fires')
+    const busy = await run({ file: 'sh', args: ['-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'], timeout: 20000 })
+    t.ok(busy.exitCode === 0 && busy.rusage.userCPUTime + busy.rusage.systemCPUTime > 0, 'rusage of the child still reported')
+  })
   await settle()
   t.equal(alarms, 0, "the listener never saw the harness's alarms")
   t.ok(sigchlds > 0, `the SIGCHLD listener ran (${sigchlds} times) and took nothing from the harness`)
@@ -54,14 +53,14 @@ t.test("Node's child_process and the harness side by side", async t => {
   const nodeChild = (code: number) => new Promise<number | null>(resolve => {
     spawn('sh', ['-c', `sleep 0.05; exit ${code}`], { stdio: 'ignore' }).on('exit', c => resolve(c))
   })
-  for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
+  await eachPath(t, '', async (t, { run }) => {
     const theirs = [nodeChild(7), nodeChild(8), nodeChild(9)]
     const ours = await Promise.all([
-      run({ file: 'sh', args: ['-c', 'sleep 0.05; exit 4'], launcher, timeout: 10000 }),
-      run({ file: 'sh', args: ['-c', 'sleep 0.1; exit 5'], launcher }),
+      run({ file: 'sh', args: ['-c', 'sleep 0.05; exit 4'], timeout: 10000 }),
+      run({ file: 'sh', args: ['-c', 'sleep 0.1; exit 5'] }),
     ])
-    t.same(ours.map(r => r.exitCode), [4, 5], `${api} ${launcher}: the harness got its children's statuses`)
-    t.same(await Promise.all(theirs), [7, 8, 9], `${api} ${launcher}: child_process got its own`)
-  }
+    t.same(ours.map(r => r.exitCode), [4, 5], "the harness got its children's statuses")
+    t.same(await Promise.all(theirs), [7, 8, 9], 'child_process got its own')
+  })
   await before.check(t)
 })

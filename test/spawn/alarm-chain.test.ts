@@ -1,8 +1,8 @@
 // The harness's SIGALRM handler coexists with the process's own: a process.on('SIGALRM')
 // listener keeps working and never sees the harness's alarms.
 import t from 'tap'
-import { spawnChild, spawnChildSync } from '../../lib/index.js'
-import { LAUNCHERS, REPO_ROOT, eventually } from '../helpers.js'
+import { spawnChildSync } from '../../lib/index.js'
+import { REPO_ROOT, eachPath, eventually } from '../helpers.js'
 
 const settle = () => new Promise(r => setTimeout(r, 100))
 
@@ -12,12 +12,10 @@ t.test('listener sees external SIGALRMs only', async t => {
   process.on('SIGALRM', listener)
   t.teardown(() => { process.off('SIGALRM', listener) })
 
-  for (const launcher of LAUNCHERS) {
-    const r = spawnChildSync({ file: 'sleep', args: ['5'], timeout: 50, launcher })
-    t.equal(r.timedOut, true)
-    const a = await spawnChild({ file: 'sleep', args: ['5'], timeout: 50, launcher })
-    t.equal(a.timedOut, true, 'async timeouts use uv timers, no SIGALRM at all')
-  }
+  await eachPath(t, 'a timeout', async (t, { api, run }) => {
+    const r = await run({ file: 'sleep', args: ['5'], timeout: 50 })
+    t.equal(r.timedOut, true, api === 'sync' ? 'timed out' : 'async timeouts use uv timers, no SIGALRM at all')
+  })
   await settle()
   t.equal(seen, 0, "the harness's alarms are not delivered to the listener")
 

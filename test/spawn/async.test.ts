@@ -1,12 +1,13 @@
 // What only the async API has: live output streams, kill() with escalation, AbortSignal,
-// whole-group cleanup, killOnExit / PR_SET_PDEATHSIG, no threadpool, worker teardown.
+// whole-group cleanup, killOnExit / PR_SET_PDEATHSIG, no threadpool, worker teardown. What applies
+// to every launch path runs through each launcher, measured and not.
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { finished } from 'node:stream/promises'
 import { Worker } from 'node:worker_threads'
-import { spawnChild, spawnChildSync, startChild, type ChildProcess } from '../../lib/index.js'
-import { REPO_ROOT, eventually, processState, tempDir } from '../helpers.js'
+import { spawnChild, spawnChildSync, startChild, type ChildProcess, type ChildSpec } from '../../lib/index.js'
+import { REPO_ROOT, eachPath, eventually, processState, tempDir, type Path } from '../helpers.js'
 
 /** Resolves with the first `n` whitespace-separated numbers the child prints on stdout. */
 function readPids(child: ChildProcess, n: number): Promise<number[]> {
@@ -21,6 +22,9 @@ function readPids(child: ChildProcess, n: number): Promise<number[]> {
 }
 
 const nodeEnv = { PATH: process.env.PATH! }
+
+/** startChild on a path's launcher, measured or not. */
+const starter = ({ launcher, measure }: Path) => (spec: ChildSpec) => startChild({ launcher, measure, ...spec })
 
 t.test('output streams while the child runs; the result keeps the whole buffers', async t => {
   // The child waits on a FIFO after its first line, so the first chunk is all there is until the
@@ -63,27 +67,48 @@ t.test('streams see everything even past maxBuffer; the result is truncated and 
   t.equal(r.stdoutTruncated, true)
 })
 
-t.test('kill(): default signal, named signal, false once ended', async t => {
-  const a = startChild({ file: 'sleep', args: ['100'] })
+t.test('kill(): default signal, named signal, false once ended', t => eachPath(t, '', async (t, path) => {
+  const start = starter(path)
+  const a = start({ file: 'sleep', args: ['100'] })
   t.equal(a.kill(), true)
   t.equal((await a.result).signal, 'SIGKILL', "default killSignal is SIGKILL, as the seed")
   t.equal(a.kill(), false, 'nothing to kill after the end')
-  const b = startChild({ file: 'sleep', args: ['100'] })
+  const b = start({ file: 'sleep', args: ['100'] })
   b.kill('SIGTERM')
   const rb = await b.result
   t.equal(rb.signal, 'SIGTERM')
   t.equal(rb.diagnostic, 'Terminated')
-  const c = startChild({ file: 'sleep', args: ['100'], killSignal: 'SIGINT' })
+  const c = start({ file: 'sleep', args: ['100'], killSignal: 'SIGINT' })
   c.kill()
   t.equal((await c.result).signal, 'SIGINT', 'kill() defaults to the spec\'s killSignal')
-  const d = startChild({ file: 'sleep', args: ['100'] })
+  const d = start({ file: 'sleep', args: ['100'] })
   t.throws(() => d.kill('SIGNOPE'), { code: 'ERR_INVALID_ARG_VALUE' })
   d.kill(9)
   await d.result
-})
+}, { apis: ['start'] }))
 
-t.test('kill escalation: SIGKILL follows a gentler signal after forceKillAfterDelay', async t => {
-  const child = startChild({
+/** Whether a process is stopped (state T in /proc/<pid>/stat). */
+function isStopped(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')
+  } catch {
+    return false
+  }
+}
+
+t.test('kill(SIGSTOP) stops the child, kill(SIGCONT) lets it go on', t => eachPath(t, '', async (t, path) => {
+  const child = starter(path)({ file: 'sh', args: ['-c', 'echo $$; sleep 1; echo resumed'] })
+  const [pid] = await readPids(child, 1)
+  t.equal(child.kill('SIGSTOP'), true, 'delivered')
+  t.ok(await eventually(() => isStopped(pid!)), 'the child is stopped')
+  t.equal(child.kill('SIGCONT'), true, 'SIGCONT delivered')
+  const r = await child.result
+  t.same([r.exitCode, r.signal, r.stdout.toString()], [0, null, `${pid}\nresumed\n`], 'went on to its own end')
+}, { apis: ['start'] }))
+
+t.test('kill escalation: SIGKILL follows a gentler signal after forceKillAfterDelay', t => eachPath(t, '', async (t, path) => {
+  const child = starter(path)({
     file: 'sh', args: ['-c', 'trap "" TERM; echo ready; while :; do sleep 0.05; done'], setsid: true,
     killSignal: 'SIGTERM', forceKillAfterDelay: 150,
   })
@@ -92,12 +117,12 @@ t.test('kill escalation: SIGKILL follows a gentler signal after forceKillAfterDe
   const r = await child.result
   t.equal(r.signal, 'SIGKILL', 'the TERM-ignoring child was force-killed')
   t.equal(r.timedOut, false)
-})
+}, { apis: ['start'] }))
 
 for (const how of ['timeout', 'abort', 'kill'] as const) {
-  t.test(`setsid: ${how} leaves nothing of the group behind`, async t => {
+  t.test(`setsid: ${how} leaves nothing of the group behind`, t => eachPath(t, '', async (t, path) => {
     const ac = new AbortController()
-    const child = startChild({
+    const child = starter(path)({
       file: 'sh', args: ['-c', 'sleep 100 & echo $!; sleep 100 & echo $!; wait'], setsid: true,
       timeout: how === 'timeout' ? 300 : 0, signal: ac.signal,
     })
@@ -108,22 +133,22 @@ for (const how of ['timeout', 'abort', 'kill'] as const) {
     t.equal(r.timedOut, how === 'timeout')
     t.equal(r.aborted, how === 'abort')
     for (const pid of pids) t.ok(await eventually(() => processState(pid) !== 'alive'), `grandchild ${pid} is gone`)
-  })
+  }, { apis: ['start'] }))
 }
 
-t.test('AbortSignal', async t => {
+t.test('AbortSignal', t => eachPath(t, '', async (t, { run }) => {
   const ac = new AbortController()
   ac.abort()
-  const pre = await spawnChild({ file: 'sleep', args: ['100'], signal: ac.signal })
+  const pre = await run({ file: 'sleep', args: ['100'], signal: ac.signal })
   t.equal(pre.aborted, true, 'an already-aborted signal kills at once')
   t.equal(pre.signal, 'SIGKILL')
   t.equal(pre.diagnostic, 'Child aborted')
   const late = new AbortController()
-  const done = await spawnChild({ file: 'true', signal: late.signal })
+  const done = await run({ file: 'true', signal: late.signal })
   late.abort()
   t.equal(done.aborted, false, 'aborting after the end changes nothing')
   t.equal(done.exitCode, 0)
-})
+}, { apis: ['async', 'start'] }))
 
 t.test('killOnExit: children die with a process that exits normally or by a handled signal', async t => {
   const script = (killOnExit: boolean, ending: string) => `

@@ -1,10 +1,10 @@
-// Exec failure is exact and identical on both launch paths: which errno, which exit code, which
-// diagnostic; and the stage of a failure before exec.
+// Exec failure is exact and identical on every path (API × launcher × measure): which errno, which
+// exit code, which diagnostic; and the stage of a failure before exec.
 import fs from 'node:fs'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import type { ChildResult, ChildSpec } from '../../lib/index.js'
-import { APIS, LAUNCHERS, script, tempDir } from '../helpers.js'
+import { eachPath, script, tempDir, type Path } from '../helpers.js'
 
 const dir = tempDir(t)
 const noX = script(dir, 'no-x-bit', '#!/bin/sh\necho hi\n', 0o644)
@@ -73,6 +73,11 @@ const rows: Row[] = [
     exitCode: 126, code: 'ENOENT', stage: 'open', diagnostic: /for stdin: No such file or directory$/,
   },
   {
+    name: 'a program name longer than PATH_MAX',
+    spec: { file: 'x'.repeat(5000) },
+    exitCode: 126, code: 'ENAMETOOLONG', stage: 'exec', diagnostic: 'Program could not be executed',
+  },
+  {
     name: 'relative program resolved against cwd',
     spec: { file: './th-only-here', cwd: onlyInPath },
     exitCode: 0, code: null, diagnostic: '', stdout: 'found-in-child-path\n',
@@ -97,37 +102,41 @@ function check(t: Test, r: ChildResult, row: Row) {
 
 for (const row of rows) {
   t.test(row.name, async t => {
-    const results: ChildResult[] = []
-    for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
-      await t.test(`${api} ${launcher}`, async t => {
-        const r = await run({ ...row.spec, launcher })
-        t.equal(r.launcher, launcher)
-        check(t, r, row)
-        results.push(r)
-      })
-    }
+    const results: Array<[Path, ChildResult]> = []
+    await eachPath(t, '', async (t, path) => {
+      const { api, launcher, measure } = path
+      const r = await path.run(row.spec)
+      t.equal(r.launcher, launcher)
+      check(t, r, row)
+      // Whether there is a pid to report is the launcher's, not measure's: paths() runs the
+      // unmeasured path of each API and launcher just before the measured one.
+      if (measure) {
+        const unmeasured = results.find(([p]) => p.api === api && p.launcher === launcher && !p.measure)![1]
+        t.equal(r.pid === 0, unmeasured.pid === 0, `pid ${unmeasured.pid === 0 ? '0' : 'non-zero'}, as unmeasured`)
+      }
+      results.push([path, r])
+    })
     // Identical observable outcome, field for field, apart from what differs by nature.
-    const strip = ({ pid, launcher, durationMs, rusage, ...rest }: ChildResult) => rest
-    for (const r of results.slice(1)) t.same(strip(r), strip(results[0]), 'every API and path reports the same')
+    const strip = ({ pid, launcher, durationMs, rusage, rusageSource, ...rest }: ChildResult) => rest
+    const [, first] = results[0]!
+    for (const [{ label }, r] of results.slice(1)) t.same(strip(r), strip(first), `${label}: every API and path reports the same`)
   })
 }
 
-for (const [api, run] of APIS) t.test(`${api}: an rlimit the kernel refuses is reported with stage rlimit`, async t => {
-  for (const launcher of ['auto', 'fork'] as const) {
-    const r = await run({ file: 'true', rlimits: { nofile: 2 ** 40 }, launcher })
-    t.equal(r.launcher, 'fork')
-    t.equal(r.spawnError?.stage, 'rlimit')
-    t.equal(r.spawnError?.code, 'EPERM')
-    t.equal(r.exitCode, 126)
-    t.equal(r.diagnostic, "Couldn't set RLIMIT_NOFILE: Operation not permitted")
-  }
-})
+t.test('an rlimit the kernel refuses is reported with stage rlimit', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'true', rlimits: { nofile: 2 ** 40 } })
+  t.equal(r.launcher, 'fork')
+  t.equal(r.spawnError?.stage, 'rlimit')
+  t.equal(r.spawnError?.code, 'EPERM')
+  t.equal(r.exitCode, 126)
+  t.equal(r.diagnostic, "Couldn't set RLIMIT_NOFILE: Operation not permitted")
+}, { launchers: ['auto', 'fork'] }))
 
-for (const [api, run] of APIS) t.test(`${api}: the errno comes through the error channel, not from the exit code`, async t => {
+t.test('the errno comes through the error channel, not from the exit code', t => eachPath(t, '', async (t, { run }) => {
   // Same exit code (126) for three different causes: only the channel can tell them apart.
   const codes = []
-  for (const file of [noX, badFormat, subdir]) codes.push((await run({ file, launcher: 'fork' })).spawnError?.code)
+  for (const file of [noX, badFormat, subdir]) codes.push((await run({ file })).spawnError?.code)
   t.same(codes, ['EACCES', 'ENOEXEC', 'EACCES'])
-  const own = await run({ file: 'sh', args: ['-c', 'exit 126'], launcher: 'fork' })
+  const own = await run({ file: 'sh', args: ['-c', 'exit 126'] })
   t.equal(own.spawnError, null)
-})
+}, { launchers: ['fork'] }))

@@ -1,11 +1,11 @@
-// Which path runs, and that forcing either gives the same observable child.
+// Which path runs, and that every path (API × launcher × measure) gives the same observable child.
 import fs from 'node:fs'
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
-import type { ChildSpec } from '../../lib/index.js'
-import { APIS, REPO_ROOT, tempDir } from '../helpers.js'
+import type { ChildResult, ChildSpec } from '../../lib/index.js'
+import { REPO_ROOT, eachPath, tempDir } from '../helpers.js'
 
-for (const [api, run] of APIS) t.test(`${api}: 'auto' takes posix_spawn unless setsid or rlimits are asked for`, async t => {
+t.test("'auto' takes posix_spawn unless setsid or rlimits are asked for", t => eachPath(t, '', async (t, { run }) => {
   const rows: Array<[Partial<ChildSpec>, string]> = [
     [{}, 'posix_spawn'],
     [{ timeout: 1000, input: 'x', stderr: 'stdout', cwd: '/' }, 'posix_spawn'],
@@ -16,9 +16,9 @@ for (const [api, run] of APIS) t.test(`${api}: 'auto' takes posix_spawn unless s
     [{ launcher: 'posix_spawn' }, 'posix_spawn'],
   ]
   for (const [extra, want] of rows) t.equal((await run({ file: 'true', ...extra })).launcher, want, JSON.stringify(extra))
-})
+}, { launchers: ['auto'] }))
 
-for (const [api, run] of APIS) t.test(`${api}: forcing either path gives the same observable child`, async t => {
+t.test('forcing either launcher, measured or not, gives the same observable child', async t => {
   const dir = tempDir(t)
   fs.writeFileSync(`${dir}/in`, 'stdin contents\n')
   // The child reports everything a program can observe about how it was started.
@@ -38,19 +38,22 @@ for (const [api, run] of APIS) t.test(`${api}: forcing either path gives the sam
     file: 'sh', argv0: 'probe', args: ['-c', probe, 'probe', 'a b', 'c'], cwd: dir,
     env: { PATH: process.env.PATH!, LANG: 'C', X: 'y z' }, stdin: { path: `${dir}/in` },
   }
-  const a = await run({ ...spec, launcher: 'posix_spawn' })
-  const b = await run({ ...spec, launcher: 'fork' })
-  t.equal(a.launcher, 'posix_spawn')
-  t.equal(b.launcher, 'fork')
-  t.equal(a.exitCode, 7)
-  t.equal(a.stdout.toString(), b.stdout.toString(), 'same stdout')
-  t.equal(a.stderr.toString(), b.stderr.toString(), 'same stderr')
-  t.match(a.stdout.toString(), /stdin: stdin contents/)
-  const strip = ({ pid, launcher, durationMs, rusage, ...rest }: typeof a) => rest
-  t.same(strip(a), strip(b), 'same result apart from pid, path, timing and usage')
+  const strip = ({ pid, launcher, durationMs, rusage, rusageSource, ...rest }: ChildResult) => rest
+  // Every path is compared with the first (sync posix_spawn, unmeasured).
+  let first: ChildResult | undefined
+  await eachPath(t, '', async (t, { run, launcher }) => {
+    const r = await run(spec)
+    first ??= r
+    t.equal(r.launcher, launcher)
+    t.equal(r.exitCode, 7)
+    t.match(r.stdout.toString(), /stdin: stdin contents/)
+    t.equal(r.stdout.toString(), first.stdout.toString(), 'same stdout')
+    t.equal(r.stderr.toString(), first.stderr.toString(), 'same stderr')
+    t.same(strip(r), strip(first), 'same result apart from pid, path, timing and usage')
+  })
 })
 
-for (const [api, run] of APIS) t.test(`${api}: rusage mirrors process.resourceUsage() names`, async t => {
+t.test('rusage mirrors process.resourceUsage() names', t => eachPath(t, '', async (t, { run }) => {
   const r = await run({ file: 'sh', args: ['-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'] })
   const names = Object.keys(process.resourceUsage()).sort()
   t.same(Object.keys(r.rusage).sort(), names, 'the same field names')
@@ -58,7 +61,7 @@ for (const [api, run] of APIS) t.test(`${api}: rusage mirrors process.resourceUs
   t.ok(r.rusage.maxRSS > 0, 'maxRSS (KiB)')
   t.ok(r.rusage.minorPageFault > 0)
   t.ok(r.durationMs > 0)
-})
+}))
 
 t.test('works from worker threads, with the worker\'s own env', async t => {
   const code = `
@@ -67,7 +70,7 @@ t.test('works from worker threads, with the worker\'s own env', async t => {
     const { spawnChildSync } = require(${JSON.stringify(REPO_ROOT)})
     const results = []
     for (let i = 0; i < 20; i++) {
-      const r = spawnChildSync({ file: 'sh', args: ['-c', 'echo $WORKER_ONLY'], timeout: 5000, launcher: i % 2 ? 'fork' : 'posix_spawn' })
+      const r = spawnChildSync({ file: 'sh', args: ['-c', 'echo $WORKER_ONLY'], timeout: 5000, launcher: i % 2 ? 'fork' : 'posix_spawn', measure: i % 4 >= 2 })
       results.push(r.stdout.toString().trim())
     }
     parentPort.postMessage(results)

@@ -1,10 +1,10 @@
-// No fds, zombies or memory leak: 10,000 spawns of mixed kinds leave the fd count and the child
-// list as they were.
+// No fds, zombies or memory leak: 10,000 spawns of mixed kinds, each measured and not, leave the
+// fd count and the child list as they were.
 import t from 'tap'
 import { spawnChild, spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { childPids, openFds } from '../helpers.js'
+import { MEASURE, childPids, openFds } from '../helpers.js'
 
-const kinds: ChildSpec[] = [
+const unmeasured: ChildSpec[] = [
   { file: '/bin/true' },
   { file: '/bin/true', launcher: 'fork' },
   { file: '/bin/cat', input: 'some input' },
@@ -16,6 +16,7 @@ const kinds: ChildSpec[] = [
   { file: '/bin/true', rlimits: { nofile: 64 } },
   { file: '/bin/sh', args: ['-c', 'kill -TERM $$'] },
 ]
+const kinds = unmeasured.flatMap(kind => MEASURE.map(measure => ({ ...kind, measure })))
 
 t.test('10,000 spawns', async t => {
   for (let i = 0; i < 200; i++) spawnChildSync(kinds[i % kinds.length])  // warm up lazily created state

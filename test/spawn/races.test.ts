@@ -6,9 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { APIS, LAUNCHERS, REPO_ROOT, eventually, processState } from '../helpers.js'
-
-const MEASURE = [false, true]
+import { APIS, LAUNCHERS, MEASURE, REPO_ROOT, eachPath, eventually, processState } from '../helpers.js'
 
 /** Busy-waits `ms` on this thread: the event loop cannot run meanwhile. */
 function block(ms: number): void {
@@ -93,16 +91,13 @@ t.test('startChild streams have backpressure: an unread stream stops the pipe, n
   t.same({ exitCode: r.exitCode, kept: r.stdout.length, truncated: r.stdoutTruncated }, { exitCode: 0, kept: 1024, truncated: true }, 'maxBuffer bounds only the result')
 })
 
-t.test('after the exit the pipes are read until EOF, for at most waitDelay', async t => {
-  for (const [api, run] of APIS) for (const launcher of LAUNCHERS) for (const measure of MEASURE) {
-    const label = `${api} ${launcher}${measure ? ' measured' : ''}`
-    const late = await run({ file: 'sh', args: ['-c', '(sleep 0.2; echo late) & echo early'], launcher, measure })
-    t.same({ out: late.stdout.toString(), cut: late.waitDelayExpired }, { out: 'early\nlate\n', cut: false }, `${label}: a grandchild's output after the exit is kept`)
-    const held = await run({ file: 'sh', args: ['-c', 'sleep 30 & echo $!'], launcher, measure, waitDelay: 100 })
-    t.equal(held.waitDelayExpired, true, `${label}: a pipe held past waitDelay is flagged`)
-    process.kill(Number(held.stdout.toString().trim()), 'SIGKILL')
-  }
-})
+t.test('after the exit the pipes are read until EOF, for at most waitDelay', t => eachPath(t, '', async (t, { run }) => {
+  const late = await run({ file: 'sh', args: ['-c', '(sleep 0.2; echo late) & echo early'] })
+  t.same({ out: late.stdout.toString(), cut: late.waitDelayExpired }, { out: 'early\nlate\n', cut: false }, "a grandchild's output after the exit is kept")
+  const held = await run({ file: 'sh', args: ['-c', 'sleep 30 & echo $!'], waitDelay: 100 })
+  t.equal(held.waitDelayExpired, true, 'a pipe held past waitDelay is flagged')
+  process.kill(Number(held.stdout.toString().trim()), 'SIGKILL')
+}))
 
 t.test('measure: true is the same child', async t => {
   for (const [api, run] of APIS) {

@@ -1,9 +1,10 @@
-// Status decoding: the raw decoder's table, and real signals through both launch paths.
+// Status decoding: the raw decoder's table, and real signals through every path (API × launcher ×
+// measure).
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { decodeWaitStatus, signalName, signalNumber } from '../../lib/index.js'
-import { APIS, LAUNCHERS, tempDir } from '../helpers.js'
+import { eachPath, tempDir } from '../helpers.js'
 
 t.test('decodeWaitStatus table', async t => {
   const rows: Array<[number, unknown]> = [
@@ -43,40 +44,38 @@ t.test('signal table', async t => {
   t.match(signalName(34), /^SIGRT/)
 })
 
-for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
-  t.test(`${api}: signals through ${launcher}`, async t => {
-    const rows: Array<[string, string, string]> = [
-      ['TERM', 'SIGTERM', 'Terminated'],
-      ['KILL', 'SIGKILL', 'Killed'],
-      ['INT', 'SIGINT', 'Interrupt'],
-      ['USR1', 'SIGUSR1', 'User defined signal 1'],
-      ['PIPE', 'SIGPIPE', 'Broken pipe'],
-    ]
-    for (const [sig, name, text] of rows) {
-      const r = await run({ file: 'sh', args: ['-c', `kill -${sig} $$`], launcher })
-      t.equal(r.exitCode, null, `${sig}: exitCode null`)
-      t.equal(r.signal, name, `${sig}: signal`)
-      t.equal(r.coreDumped, false, `${sig}: no core`)
-      t.equal(r.diagnostic, text, `${sig}: diagnostic is strsignal's text`)
-      t.equal(r.spawnError, null)
-      t.equal(r.timedOut, false)
-    }
-  })
+const signalRows: Array<[string, string, string]> = [
+  ['TERM', 'SIGTERM', 'Terminated'],
+  ['KILL', 'SIGKILL', 'Killed'],
+  ['INT', 'SIGINT', 'Interrupt'],
+  ['USR1', 'SIGUSR1', 'User defined signal 1'],
+  ['PIPE', 'SIGPIPE', 'Broken pipe'],
+]
 
-  t.test(`${api}: core dumps through ${launcher}`, async t => {
-    const dir = tempDir(t)
-    const pattern = fs.readFileSync('/proc/sys/kernel/core_pattern', 'utf8').trim()
-    // posix_spawn cannot set rlimits, so there the child raises its own soft limit.
-    const dumped = launcher === 'fork'
-      ? await run({ file: 'sh', args: ['-c', 'kill -SEGV $$'], cwd: dir, rlimits: { core: 'unlimited' }, launcher })
-      : await run({ file: 'sh', args: ['-c', 'ulimit -c unlimited; kill -SEGV $$'], cwd: dir, launcher })
-    t.equal(dumped.signal, 'SIGSEGV')
-    t.equal(dumped.coreDumped, true, `core written (core_pattern ${JSON.stringify(pattern)})`)
-    t.equal(dumped.diagnostic, 'Segmentation fault (core dumped)')
-    const none = await run({ file: 'sh', args: ['-c', 'ulimit -c 0; kill -SEGV $$'], cwd: dir, launcher })
-    t.equal(none.signal, 'SIGSEGV')
-    t.equal(none.coreDumped, false)
-    t.equal(none.diagnostic, 'Segmentation fault')
-    for (const f of fs.readdirSync(dir)) fs.rmSync(path.join(dir, f), { force: true })
-  })
-}
+for (const [sig, name, text] of signalRows) t.test(`kill -${sig}: the signal, strsignal's text`, t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'sh', args: ['-c', `kill -${sig} $$`] })
+  t.equal(r.exitCode, null, 'exitCode null')
+  t.equal(r.signal, name, 'signal')
+  t.equal(r.coreDumped, false, 'no core')
+  t.equal(r.diagnostic, text, "diagnostic is strsignal's text")
+  t.equal(r.spawnError, null)
+  t.equal(r.timedOut, false)
+}))
+
+t.test('core dumps', t => eachPath(t, '', async (t, { run, launcher }) => {
+  const dir = tempDir(t)
+  const pattern = fs.readFileSync('/proc/sys/kernel/core_pattern', 'utf8').trim()
+  // posix_spawn cannot set rlimits, so there the child raises its own soft limit.
+  const dumped = launcher === 'fork'
+    ? await run({ file: 'sh', args: ['-c', 'kill -SEGV $$'], cwd: dir, rlimits: { core: 'unlimited' } })
+    : await run({ file: 'sh', args: ['-c', 'ulimit -c unlimited; kill -SEGV $$'], cwd: dir })
+  t.equal(dumped.signal, 'SIGSEGV')
+  t.equal(dumped.coreDumped, true, `core written (core_pattern ${JSON.stringify(pattern)})`)
+  t.equal(dumped.diagnostic, 'Segmentation fault (core dumped)')
+  const none = await run({ file: 'sh', args: ['-c', 'ulimit -c 0; kill -SEGV $$'], cwd: dir })
+  t.equal(none.signal, 'SIGSEGV')
+  t.equal(none.exitCode, null)
+  t.equal(none.coreDumped, false)
+  t.equal(none.diagnostic, 'Segmentation fault')
+  for (const f of fs.readdirSync(dir)) fs.rmSync(path.join(dir, f), { force: true })
+}))

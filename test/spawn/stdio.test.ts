@@ -1,136 +1,138 @@
-// Pipes and stdio targets through both launch paths: real pipes drained while the child runs,
-// input fed through a pipe, maxBuffer, the stderr merge, and every stdin/stdout/stderr target.
+// Pipes and stdio targets through every path (API × launcher × measure): real pipes drained while
+// the child runs, input fed through a pipe, maxBuffer, the stderr merge, and every
+// stdin/stdout/stderr target.
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import type { ChildSpec } from '../../lib/index.js'
-import { APIS, LAUNCHERS, processState, tempDir } from '../helpers.js'
+import { eachPath, processState, tempDir } from '../helpers.js'
 
 const MB = 1024 * 1024
 
-for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
-  t.test(`pipes (${api}, ${launcher})`, async t => {
-    const big = await run({ file: 'head', args: ['-c', String(10 * MB), '/dev/zero'], launcher })
-    t.equal(big.stdout.length, 10 * MB, 'output far beyond the pipe buffer, no deadlock')
-    t.equal(big.stdoutTruncated, false)
+t.test('pipes', t => eachPath(t, '', async (t, { run }) => {
+  const big = await run({ file: 'head', args: ['-c', String(10 * MB), '/dev/zero'] })
+  t.equal(big.stdout.length, 10 * MB, 'output far beyond the pipe buffer, no deadlock')
+  t.equal(big.stdoutTruncated, false)
 
-    const both = await run({
-      file: 'sh', args: ['-c', `head -c ${4 * MB} /dev/zero; head -c ${4 * MB} /dev/zero >&2; echo tail`], launcher,
-    })
-    t.equal(both.stdout.length, 4 * MB + 5, 'stdout complete while stderr also fills')
-    t.equal(both.stderr.length, 4 * MB, 'stderr complete')
-
-    const input = Buffer.alloc(6 * MB, 'abcdefgh')
-    const echoed = await run({ file: 'cat', input, launcher })
-    t.ok(echoed.stdout.equals(input), 'input written and output read at the same time')
-
-    const str = await run({ file: 'cat', input: 'héllo', launcher })
-    t.equal(str.stdout.toString(), 'héllo', 'string input is UTF-8')
-
-    const ignored = await run({ file: 'true', input, launcher })
-    t.equal(ignored.exitCode, 0, 'a child that never reads its input: no hang, no SIGPIPE in the parent')
-
-    const empty = await run({ file: 'cat', input: '', launcher })
-    t.equal(empty.stdout.length, 0, 'empty input gives EOF at once')
+  const both = await run({
+    file: 'sh', args: ['-c', `head -c ${4 * MB} /dev/zero; head -c ${4 * MB} /dev/zero >&2; echo tail`],
   })
+  t.equal(both.stdout.length, 4 * MB + 5, 'stdout complete while stderr also fills')
+  t.equal(both.stderr.length, 4 * MB, 'stderr complete')
 
-  t.test(`a grandchild holding the pipe never hangs the call (${api}, ${launcher})`, async t => {
-    const r = await run({ file: 'sh', args: ['-c', 'sleep 30 & echo $!; echo hi >&2'], launcher })
-    t.equal(r.exitCode, 0)
-    t.equal(r.stderr.toString(), 'hi\n')
-    const grandchild = Number(r.stdout.toString().trim())
-    t.equal(processState(grandchild), 'alive', 'the grandchild still holds the pipe')
-    t.ok(r.durationMs < 25000, 'returned when the child exited, not when the pipe closed')
-    process.kill(grandchild, 'SIGKILL')
+  const input = Buffer.alloc(6 * MB, 'abcdefgh')
+  const echoed = await run({ file: 'cat', input })
+  t.ok(echoed.stdout.equals(input), 'input written and output read at the same time')
+
+  const str = await run({ file: 'cat', input: 'héllo' })
+  t.equal(str.stdout.toString(), 'héllo', 'string input is UTF-8')
+
+  const ignored = await run({ file: 'true', input })
+  t.equal(ignored.exitCode, 0, 'a child that never reads its input: no hang, no SIGPIPE in the parent')
+
+  const empty = await run({ file: 'cat', input: '' })
+  t.equal(empty.stdout.length, 0, 'empty input gives EOF at once')
+
+  const out = await run({ file: 'sh', args: ['-c', 'cat; echo err >&2; exit 3'], input: 'in\n' })
+  t.same([out.exitCode, out.stdout.toString(), out.stderr.toString(), out.spawnError], [3, 'in\n', 'err\n', null], 'input in, stdout and stderr out, the exit code')
+}))
+
+t.test('a grandchild holding the pipe never hangs the call', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'sh', args: ['-c', 'sleep 30 & echo $!; echo hi >&2'] })
+  t.equal(r.exitCode, 0)
+  t.equal(r.stderr.toString(), 'hi\n')
+  const grandchild = Number(r.stdout.toString().trim())
+  t.equal(processState(grandchild), 'alive', 'the grandchild still holds the pipe')
+  t.ok(r.durationMs < 25000, 'returned when the child exited, not when the pipe closed')
+  process.kill(grandchild, 'SIGKILL')
+}))
+
+t.test('maxBuffer truncates and flags, never kills', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'sh', args: ['-c', 'head -c 100000 /dev/zero; head -c 50 /dev/zero >&2; exit 3'], maxBuffer: 1000 })
+  t.equal(r.stdout.length, 1000)
+  t.equal(r.stdoutTruncated, true)
+  t.equal(r.stderr.length, 50)
+  t.equal(r.stderrTruncated, false)
+  t.equal(r.exitCode, 3, 'the child ran to its own end')
+  t.equal(r.signal, null)
+  const zero = await run({ file: 'echo', args: ['x'], maxBuffer: 0 })
+  t.equal(zero.stdout.length, 0)
+  t.equal(zero.stdoutTruncated, true)
+  const exact = await run({ file: 'head', args: ['-c', '1000', '/dev/zero'], maxBuffer: 1000 })
+  t.equal(exact.stdoutTruncated, false, 'exactly maxBuffer bytes is not truncation')
+}))
+
+t.test('stderr merge', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'sh', args: ['-c', 'echo 1; echo 2 >&2; echo 3'], stderr: 'stdout' })
+  t.equal(r.stdout.toString(), '1\n2\n3\n', 'one stream, in order')
+  t.equal(r.stderr.length, 0)
+  // Merged by dup2, not by opening the file twice: two opens with O_TRUNC would have separate
+  // offsets and the second write would overwrite the first.
+  const dir = tempDir(t)
+  const file = path.join(dir, 'merged')
+  await run({ file: 'sh', args: ['-c', 'echo aaaa; echo b >&2'], stdout: { path: file }, stderr: 'stdout' })
+  t.equal(fs.readFileSync(file, 'utf8'), 'aaaa\nb\n')
+  const fdLinks = await run({ file: 'sh', args: ['-c', 'readlink /proc/$$/fd/1 /proc/$$/fd/2'], stderr: 'stdout' })
+  const [one, two] = fdLinks.stdout.toString().trim().split('\n')
+  t.equal(one, two, 'fd 1 and fd 2 are the same pipe')
+}))
+
+t.test('stdin targets', t => eachPath(t, '', async (t, { run }) => {
+  const dir = tempDir(t)
+  const file = path.join(dir, 'in.txt')
+  fs.writeFileSync(file, 'from a file\n')
+  const link0 = async (stdin: ChildSpec['stdin']) =>
+    (await run({ file: 'sh', args: ['-c', 'readlink /proc/$$/fd/0 || echo closed'], stdin })).stdout.toString().trim()
+  t.equal(await link0(undefined), '/dev/null', "default 'ignore' is /dev/null")
+  t.equal(await link0('ignore'), '/dev/null')
+  t.equal(await link0('closed'), 'closed', "'closed' leaves fd 0 closed")
+  t.equal(await link0('inherit'), fs.readlinkSync('/proc/self/fd/0'), "'inherit' is the parent's fd 0")
+  t.equal(await link0({ path: file }), file)
+  t.equal((await run({ file: 'cat', stdin: { path: file } })).stdout.toString(), 'from a file\n')
+  const fd = fs.openSync(file, 'r')
+  t.teardown(() => fs.closeSync(fd))
+  t.equal((await run({ file: 'cat', stdin: fd })).stdout.toString(), 'from a file\n', 'an fd number')
+  t.equal((await run({ file: 'cat', stdin: 'ignore' })).stdout.length, 0, 'EOF from /dev/null')
+}))
+
+t.test('stdout and stderr targets', t => eachPath(t, '', async (t, { run }) => {
+  const dir = tempDir(t)
+  const file = path.join(dir, 'out.txt')
+  await run({ file: 'echo', args: ['first'], stdout: { path: file } })
+  await run({ file: 'echo', args: ['second'], stdout: { path: file, append: true } })
+  t.equal(fs.readFileSync(file, 'utf8'), 'first\nsecond\n', 'path, then append')
+  await run({ file: 'echo', args: ['third'], stdout: { path: file } })
+  t.equal(fs.readFileSync(file, 'utf8'), 'third\n', 'path without append truncates')
+
+  const errFile = path.join(dir, 'err.txt')
+  await run({ file: 'sh', args: ['-c', 'echo oops >&2'], stderr: { path: errFile } })
+  t.equal(fs.readFileSync(errFile, 'utf8'), 'oops\n')
+
+  const fdFile = path.join(dir, 'fd.txt')
+  const fd = fs.openSync(fdFile, 'w')
+  await run({ file: 'sh', args: ['-c', 'echo to-fd; echo err-to-fd >&2'], stdout: fd, stderr: fd })
+  fs.closeSync(fd)
+  t.equal(fs.readFileSync(fdFile, 'utf8'), 'to-fd\nerr-to-fd\n', 'fd numbers for both')
+
+  // The child reports where its fds 1 and 2 point through a file, since both are redirected.
+  const report = path.join(dir, 'report')
+  const ignoredOut = await run({
+    file: 'sh', args: ['-c', `x=$(readlink /proc/$$/fd/1 /proc/$$/fd/2); echo "$x" > ${report}`], stdout: 'ignore', stderr: 'ignore',
   })
-
-  t.test(`maxBuffer truncates and flags, never kills (${api}, ${launcher})`, async t => {
-    const r = await run({ file: 'sh', args: ['-c', 'head -c 100000 /dev/zero; head -c 50 /dev/zero >&2; exit 3'], maxBuffer: 1000, launcher })
-    t.equal(r.stdout.length, 1000)
-    t.equal(r.stdoutTruncated, true)
-    t.equal(r.stderr.length, 50)
-    t.equal(r.stderrTruncated, false)
-    t.equal(r.exitCode, 3, 'the child ran to its own end')
-    t.equal(r.signal, null)
-    const zero = await run({ file: 'echo', args: ['x'], maxBuffer: 0, launcher })
-    t.equal(zero.stdout.length, 0)
-    t.equal(zero.stdoutTruncated, true)
-    const exact = await run({ file: 'head', args: ['-c', '1000', '/dev/zero'], maxBuffer: 1000, launcher })
-    t.equal(exact.stdoutTruncated, false, 'exactly maxBuffer bytes is not truncation')
+  t.equal(ignoredOut.exitCode, 0)
+  t.same(fs.readFileSync(report, 'utf8').trim().split('\n'), ['/dev/null', '/dev/null'], "'ignore' is /dev/null")
+  const inherited = await run({
+    file: 'sh', args: ['-c', `x=$(readlink /proc/$$/fd/1 /proc/$$/fd/2); echo "$x" > ${report}`], stdout: 'inherit', stderr: 'inherit',
   })
-
-  t.test(`stderr merge (${api}, ${launcher})`, async t => {
-    const r = await run({ file: 'sh', args: ['-c', 'echo 1; echo 2 >&2; echo 3'], stderr: 'stdout', launcher })
-    t.equal(r.stdout.toString(), '1\n2\n3\n', 'one stream, in order')
-    t.equal(r.stderr.length, 0)
-    // Merged by dup2, not by opening the file twice: two opens with O_TRUNC would have separate
-    // offsets and the second write would overwrite the first.
-    const dir = tempDir(t)
-    const file = path.join(dir, 'merged')
-    await run({ file: 'sh', args: ['-c', 'echo aaaa; echo b >&2'], stdout: { path: file }, stderr: 'stdout', launcher })
-    t.equal(fs.readFileSync(file, 'utf8'), 'aaaa\nb\n')
-    const fdLinks = await run({ file: 'sh', args: ['-c', 'readlink /proc/$$/fd/1 /proc/$$/fd/2'], stderr: 'stdout', launcher })
-    const [one, two] = fdLinks.stdout.toString().trim().split('\n')
-    t.equal(one, two, 'fd 1 and fd 2 are the same pipe')
-  })
-
-  t.test(`stdin targets (${api}, ${launcher})`, async t => {
-    const dir = tempDir(t)
-    const file = path.join(dir, 'in.txt')
-    fs.writeFileSync(file, 'from a file\n')
-    const link0 = async (stdin: ChildSpec['stdin']) =>
-      (await run({ file: 'sh', args: ['-c', 'readlink /proc/$$/fd/0 || echo closed'], stdin, launcher })).stdout.toString().trim()
-    t.equal(await link0(undefined), '/dev/null', "default 'ignore' is /dev/null")
-    t.equal(await link0('ignore'), '/dev/null')
-    t.equal(await link0('closed'), 'closed', "'closed' leaves fd 0 closed")
-    t.equal(await link0('inherit'), fs.readlinkSync('/proc/self/fd/0'), "'inherit' is the parent's fd 0")
-    t.equal(await link0({ path: file }), file)
-    t.equal((await run({ file: 'cat', stdin: { path: file }, launcher })).stdout.toString(), 'from a file\n')
-    const fd = fs.openSync(file, 'r')
-    t.teardown(() => fs.closeSync(fd))
-    t.equal((await run({ file: 'cat', stdin: fd, launcher })).stdout.toString(), 'from a file\n', 'an fd number')
-    t.equal((await run({ file: 'cat', stdin: 'ignore', launcher })).stdout.length, 0, 'EOF from /dev/null')
-  })
-
-  t.test(`stdout and stderr targets (${api}, ${launcher})`, async t => {
-    const dir = tempDir(t)
-    const file = path.join(dir, 'out.txt')
-    await run({ file: 'echo', args: ['first'], stdout: { path: file }, launcher })
-    await run({ file: 'echo', args: ['second'], stdout: { path: file, append: true }, launcher })
-    t.equal(fs.readFileSync(file, 'utf8'), 'first\nsecond\n', 'path, then append')
-    await run({ file: 'echo', args: ['third'], stdout: { path: file }, launcher })
-    t.equal(fs.readFileSync(file, 'utf8'), 'third\n', 'path without append truncates')
-
-    const errFile = path.join(dir, 'err.txt')
-    await run({ file: 'sh', args: ['-c', 'echo oops >&2'], stderr: { path: errFile }, launcher })
-    t.equal(fs.readFileSync(errFile, 'utf8'), 'oops\n')
-
-    const fdFile = path.join(dir, 'fd.txt')
-    const fd = fs.openSync(fdFile, 'w')
-    await run({ file: 'sh', args: ['-c', 'echo to-fd; echo err-to-fd >&2'], stdout: fd, stderr: fd, launcher })
-    fs.closeSync(fd)
-    t.equal(fs.readFileSync(fdFile, 'utf8'), 'to-fd\nerr-to-fd\n', 'fd numbers for both')
-
-    // The child reports where its fds 1 and 2 point through a file, since both are redirected.
-    const report = path.join(dir, 'report')
-    const ignoredOut = await run({
-      file: 'sh', args: ['-c', `x=$(readlink /proc/$$/fd/1 /proc/$$/fd/2); echo "$x" > ${report}`], stdout: 'ignore', stderr: 'ignore', launcher,
-    })
-    t.equal(ignoredOut.exitCode, 0)
-    t.same(fs.readFileSync(report, 'utf8').trim().split('\n'), ['/dev/null', '/dev/null'], "'ignore' is /dev/null")
-    const inherited = await run({
-      file: 'sh', args: ['-c', `x=$(readlink /proc/$$/fd/1 /proc/$$/fd/2); echo "$x" > ${report}`], stdout: 'inherit', stderr: 'inherit', launcher,
-    })
-    t.equal(inherited.exitCode, 0)
-    t.same(fs.readFileSync(report, 'utf8').trim().split('\n'),
-      [fs.readlinkSync('/proc/self/fd/1'), fs.readlinkSync('/proc/self/fd/2')], "'inherit' is the parent's fds")
-    // Swapped fds: the fd shuffle must not clobber a source before it is used.
-    const a = path.join(dir, 'a'), b = path.join(dir, 'b')
-    const fa = fs.openSync(a, 'w'), fb = fs.openSync(b, 'w')
-    await run({ file: 'sh', args: ['-c', 'echo A; echo B >&2'], stdout: fa, stderr: fb, launcher })
-    await run({ file: 'sh', args: ['-c', 'echo C; echo D >&2'], stdout: fb, stderr: fa, launcher })
-    fs.closeSync(fa); fs.closeSync(fb)
-    t.equal(fs.readFileSync(a, 'utf8'), 'A\nD\n')
-    t.equal(fs.readFileSync(b, 'utf8'), 'B\nC\n')
-  })
-}
+  t.equal(inherited.exitCode, 0)
+  t.same(fs.readFileSync(report, 'utf8').trim().split('\n'),
+    [fs.readlinkSync('/proc/self/fd/1'), fs.readlinkSync('/proc/self/fd/2')], "'inherit' is the parent's fds")
+  // Swapped fds: the fd shuffle must not clobber a source before it is used.
+  const a = path.join(dir, 'a'), b = path.join(dir, 'b')
+  const fa = fs.openSync(a, 'w'), fb = fs.openSync(b, 'w')
+  await run({ file: 'sh', args: ['-c', 'echo A; echo B >&2'], stdout: fa, stderr: fb })
+  await run({ file: 'sh', args: ['-c', 'echo C; echo D >&2'], stdout: fb, stderr: fa })
+  fs.closeSync(fa); fs.closeSync(fb)
+  t.equal(fs.readFileSync(a, 'utf8'), 'A\nD\n')
+  t.equal(fs.readFileSync(b, 'utf8'), 'B\nC\n')
+}))

@@ -1,68 +1,66 @@
 // Timeouts: SIGALRM at the deadline, kill, reap; escalation; the "wouldn't die" path; whole
-// process groups with setsid. Run through both launch paths.
+// process groups with setsid. Run through every path (API × launcher × measure).
 import t from 'tap'
-import { APIS, LAUNCHERS, eventually, processState } from '../helpers.js'
+import { eachPath, eventually, processState } from '../helpers.js'
 
-for (const [api, run] of APIS) for (const launcher of LAUNCHERS) {
-  t.test(`deadline kills and reaps (${api}, ${launcher})`, async t => {
-    const r = await run({ file: 'sleep', args: ['10'], timeout: 150, launcher })
-    t.equal(r.timedOut, true)
-    t.equal(r.signal, 'SIGKILL', 'killed with SIGKILL, as the seed')
-    t.equal(r.exitCode, null)
-    t.equal(r.diagnostic, 'Child timed out')
-    t.equal(r.spawnError, null)
-    t.ok(r.durationMs >= 150, `not before the deadline (${r.durationMs.toFixed(1)} ms)`)
-    t.equal(processState(r.pid), 'gone', 'reaped: no zombie')
+t.test('deadline kills and reaps', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'sleep', args: ['10'], timeout: 150 })
+  t.equal(r.timedOut, true)
+  t.equal(r.signal, 'SIGKILL', 'killed with SIGKILL, as the seed')
+  t.equal(r.exitCode, null)
+  t.equal(r.diagnostic, 'Child timed out')
+  t.equal(r.spawnError, null)
+  t.ok(r.durationMs >= 150, `not before the deadline (${r.durationMs.toFixed(1)} ms)`)
+  t.equal(processState(r.pid), 'gone', 'reaped: no zombie')
+}))
+
+t.test('a child that finishes in time is not timed out', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'sh', args: ['-c', 'echo done'], timeout: 10000 })
+  t.equal(r.timedOut, false)
+  t.equal(r.exitCode, 0)
+  t.equal(r.diagnostic, '')
+  t.equal(r.stdout.toString(), 'done\n')
+}))
+
+t.test("millisecond precision, not alarm()'s seconds", t => eachPath(t, '', async (t, { run }) => {
+  // With alarm(2) any timeout under a second would round to 0 (no alarm) or 1 s.
+  const r = await run({ file: 'sleep', args: ['5'], timeout: 30 })
+  t.equal(r.timedOut, true)
+  t.ok(r.durationMs >= 30, 'deadline respected')
+  t.ok(r.durationMs < 4000, `killed long before the child's own end (${r.durationMs.toFixed(1)} ms)`)
+}))
+
+t.test('killSignal and forceKillAfterDelay', t => eachPath(t, '', async (t, { run, launcher }) => {
+  const term = await run({ file: 'sleep', args: ['10'], timeout: 50, killSignal: 'SIGTERM' })
+  t.equal(term.signal, 'SIGTERM')
+  t.equal(term.timedOut, true)
+  t.equal(term.diagnostic, 'Child timed out')
+  // A child that ignores SIGTERM: SIGKILL follows after the delay.
+  const stubborn = await run({
+    // The deadline leaves the shell ample time to install its trap, even on a loaded machine.
+    file: 'sh', args: ['-c', 'trap "" TERM; while :; do sleep 0.05; done'], setsid: true,
+    timeout: 1000, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher: launcher === 'fork' ? 'fork' : 'auto',
   })
+  t.equal(stubborn.signal, 'SIGKILL')
+  t.equal(stubborn.timedOut, true)
+  t.ok(stubborn.durationMs >= 1100, 'SIGKILL came after the deadline plus the delay')
+}))
 
-  t.test(`a child that finishes in time is not timed out (${api}, ${launcher})`, async t => {
-    const r = await run({ file: 'sh', args: ['-c', 'echo done'], timeout: 10000, launcher })
-    t.equal(r.timedOut, false)
-    t.equal(r.exitCode, 0)
-    t.equal(r.diagnostic, '')
-    t.equal(r.stdout.toString(), 'done\n')
+t.test("wouldn't die: reported after the grace period, reaped later", t => eachPath(t, '', async (t, { run }) => {
+  // A stopped child does not act on SIGTERM: it stands in for one stuck in uninterruptible sleep.
+  // It ignores TERM too, so a deadline that comes before it has stopped itself changes nothing.
+  const r = await run({
+    file: 'sh', args: ['-c', 'trap "" TERM; kill -STOP $$'], timeout: 50, killSignal: 'SIGTERM', graceTimeout: 200,
   })
+  t.equal(r.timedOut, true)
+  t.equal(r.diagnostic, "Child timed out but wouldn't die")
+  t.equal(r.exitCode, null)
+  t.equal(r.signal, null, 'no status: it was not reaped in time')
+  t.ok(r.pid > 0)
+  t.ok(await eventually(() => processState(r.pid) === 'gone'), 'the reaper collected it: no zombie, no orphan')
+}))
 
-  t.test(`millisecond precision, not alarm()'s seconds (${api}, ${launcher})`, async t => {
-    // With alarm(2) any timeout under a second would round to 0 (no alarm) or 1 s.
-    const r = await run({ file: 'sleep', args: ['5'], timeout: 30, launcher })
-    t.equal(r.timedOut, true)
-    t.ok(r.durationMs >= 30, 'deadline respected')
-    t.ok(r.durationMs < 4000, `killed long before the child's own end (${r.durationMs.toFixed(1)} ms)`)
-  })
-
-  t.test(`killSignal and forceKillAfterDelay (${api}, ${launcher})`, async t => {
-    const term = await run({ file: 'sleep', args: ['10'], timeout: 50, killSignal: 'SIGTERM', launcher })
-    t.equal(term.signal, 'SIGTERM')
-    t.equal(term.timedOut, true)
-    t.equal(term.diagnostic, 'Child timed out')
-    // A child that ignores SIGTERM: SIGKILL follows after the delay.
-    const stubborn = await run({
-      // The deadline leaves the shell ample time to install its trap, even on a loaded machine.
-      file: 'sh', args: ['-c', 'trap "" TERM; while :; do sleep 0.05; done'], setsid: true,
-      timeout: 1000, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher: launcher === 'fork' ? 'fork' : 'auto',
-    })
-    t.equal(stubborn.signal, 'SIGKILL')
-    t.equal(stubborn.timedOut, true)
-    t.ok(stubborn.durationMs >= 1100, 'SIGKILL came after the deadline plus the delay')
-  })
-
-  t.test(`wouldn't die: reported after the grace period, reaped later (${api}, ${launcher})`, async t => {
-    // A stopped child does not act on SIGTERM: it stands in for one stuck in uninterruptible sleep.
-    // It ignores TERM too, so a deadline that comes before it has stopped itself changes nothing.
-    const r = await run({
-      file: 'sh', args: ['-c', 'trap "" TERM; kill -STOP $$'], timeout: 50, killSignal: 'SIGTERM', graceTimeout: 200, launcher,
-    })
-    t.equal(r.timedOut, true)
-    t.equal(r.diagnostic, "Child timed out but wouldn't die")
-    t.equal(r.exitCode, null)
-    t.equal(r.signal, null, 'no status: it was not reaped in time')
-    t.ok(r.pid > 0)
-    t.ok(await eventually(() => processState(r.pid) === 'gone'), 'the reaper collected it: no zombie, no orphan')
-  })
-}
-
-for (const [api, run] of APIS) t.test(`${api}: setsid: the kill reaches the whole process group`, async t => {
+t.test('setsid: the kill reaches the whole process group', t => eachPath(t, '', async (t, { run }) => {
   // The grandchild prints its pid; on timeout the group kill must take it too.
   const r = await run({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], setsid: true, timeout: 200 })
   t.equal(r.launcher, 'fork')
@@ -76,13 +74,11 @@ for (const [api, run] of APIS) t.test(`${api}: setsid: the kill reaches the whol
   const survivor = Number(lone.stdout.toString().trim())
   t.equal(processState(survivor), 'alive', 'without setsid the grandchild survives')
   process.kill(survivor, 'SIGKILL')
-})
+}, { launchers: ['auto'] }))
 
-for (const [api, run] of APIS) t.test(`${api}: setsid puts the child in a new session and group`, async t => {
-  for (const launcher of LAUNCHERS) {
-    const r = await run({ file: 'sh', args: ['-c', 'echo $$; ps -o sid= -o pgid= -p $$'], setsid: true, launcher })
-    const [pid, sid, pgid] = r.stdout.toString().trim().split(/\s+/).map(Number)
-    t.equal(sid, pid, `${launcher}: session id is the child's pid`)
-    t.equal(pgid, pid, `${launcher}: process group id is the child's pid`)
-  }
-})
+t.test('setsid puts the child in a new session and group', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'sh', args: ['-c', 'echo $$; ps -o sid= -o pgid= -p $$'], setsid: true })
+  const [pid, sid, pgid] = r.stdout.toString().trim().split(/\s+/).map(Number)
+  t.equal(sid, pid, "session id is the child's pid")
+  t.equal(pgid, pid, "process group id is the child's pid")
+}))

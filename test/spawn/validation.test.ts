@@ -1,8 +1,8 @@
 // Bad input never crashes the process: each case throws a TypeError or RangeError with a `code`
 // and a message naming the field.
 import t from 'tap'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { APIS } from '../helpers.js'
+import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
+import { APIS, eachPath } from '../helpers.js'
 
 type Row = [string, unknown, 'TypeError' | 'RangeError', string, RegExp]
 
@@ -57,6 +57,7 @@ const rows: Row[] = [
   ['soft unlimited, hard finite', { file: 'true', rlimits: { nofile: { soft: 'unlimited', hard: 10 } } }, 'RangeError', 'ERR_OUT_OF_RANGE', /^rlimits\.nofile\.soft/],
   ['negative maxBuffer', { file: 'true', maxBuffer: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^maxBuffer/],
   ['unknown launcher', { file: 'true', launcher: 'vfork' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^launcher must be 'auto', 'posix_spawn' or 'fork'/],
+  ['measure not boolean', { file: 'true', measure: 'yes' }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^measure must be a boolean/],
   ['killOnExit not boolean', { file: 'true', killOnExit: 'yes' }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^killOnExit must be a boolean/],
   ['posix_spawn with rlimits', { file: 'true', launcher: 'posix_spawn', rlimits: { cpu: 1 } }, 'TypeError', 'ERR_INCOMPATIBLE_OPTION_PAIR', /^launcher 'posix_spawn' cannot be combined with rlimits/],
 ]
@@ -69,12 +70,15 @@ for (const [api, run] of APIS) {
   })
 }
 
-t.test('spawnChildSync throws synchronously', async t => {
-  for (const [name, spec, type, code] of rows) t.throws(() => spawnChildSync(spec as ChildSpec), { name: type, code }, name)
+for (const [api, call] of [['spawnChildSync', spawnChildSync], ['startChild', startChild]] as const) t.test(`${api} throws synchronously`, async t => {
+  for (const [name, spec, type, code] of rows) t.throws(() => call(spec as ChildSpec), { name: type, code }, name)
+})
+
+t.test('spawnChildSync refuses an AbortSignal', async t => {
   t.throws(() => spawnChildSync({ file: 'true', signal: new AbortController().signal }), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: /^signal is for spawnChild/ })
 })
 
-for (const [api, run] of APIS) t.test(`${api}: valid edge values are accepted`, async t => {
+t.test('valid edge values are accepted', t => eachPath(t, '', async (t, { run }) => {
   t.equal((await run({ file: 'true', timeout: 0 })).exitCode, 0, 'timeout 0 = none')
   t.equal((await run({ file: 'true', maxBuffer: Infinity })).exitCode, 0, 'maxBuffer Infinity')
   t.equal((await run({ file: 'true', killSignal: 15 })).exitCode, 0, 'signal by number')
@@ -82,4 +86,4 @@ for (const [api, run] of APIS) t.test(`${api}: valid edge values are accepted`, 
   t.equal((await run({ file: 'true', env: { A: undefined } })).exitCode, 0, 'undefined env values are skipped')
   t.equal((await run({ file: 'cat', input: new Uint8Array([104, 105]) })).stdout.toString(), 'hi', 'Uint8Array input')
   t.equal((await run({ file: 'true', launcher: 'posix_spawn', setsid: true })).launcher, 'posix_spawn', 'setsid via POSIX_SPAWN_SETSID when forced')
-})
+}, { launchers: ['auto'] }))
