@@ -8,18 +8,26 @@ import t from 'tap'
 import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
 import { APIS, LAUNCHERS, MEASURE, REPO_ROOT, eachPath, eventually, processState } from '../helpers.js'
 
-/** Busy-waits `ms` on this thread: the event loop cannot run meanwhile. */
-function block(ms: number): void {
-  const end = Date.now() + ms
-  while (Date.now() < end) { /* the loop is blocked */ }
+/**
+ * Busy-waits on this thread, so the event loop cannot run (and nothing can reap the child), until
+ * the child has exited, and at least `ms` have passed. An exited child is a zombie nobody reaped;
+ * a measured target is reaped by its helper at once, so it is gone. Bounded (30 s), never a sleep.
+ */
+function blockUntilExited(pid: number, measure: boolean, ms = 0): boolean {
+  const start = Date.now()
+  while (Date.now() - start < 30000) {
+    const state = processState(pid)
+    if ((measure ? state === 'gone' : state === 'zombie') && Date.now() - start >= ms) return true
+  }
+  return false
 }
 
 
 t.test('an exit before a deadline the loop was too busy to act on is an exit', async t => {
   for (const measure of MEASURE) {
-    const pending = spawnChild({ file: 'true', timeout: 50, measure })
-    block(1000)
-    const r = await pending
+    const child = startChild({ file: 'true', timeout: 50, measure })
+    t.ok(blockUntilExited(child.pid, measure, 100), 'the child exited and the deadline passed, the loop blocked all along')
+    const r = await child.result
     t.same({ exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, diagnostic: r.diagnostic },
       { exitCode: 0, signal: null, timedOut: false, diagnostic: '' }, `measure ${measure}: exited, not timed out`)
   }
@@ -30,20 +38,17 @@ t.test('kill() and abort after the child exited kill nothing', async t => {
     const child = startChild({ file: 'sh', args: ['-c', 'exit 3'], measure })
     const pid = child.pid
     t.ok(pid > 0)
-    // The loop cannot run while this thread is blocked, so nothing reaps the child meanwhile (a
-    // measured target is reaped by its helper, which is then the zombie).
-    block(300)
-    if (!measure) t.equal(processState(pid), 'zombie', 'the child has exited and is not reaped yet')
+    t.ok(blockUntilExited(pid, measure), 'the child has exited, and the loop has not seen it')
     t.equal(child.kill(), false, `measure ${measure}: kill() on an exited child is false`)
     const r = await child.result
     t.same({ exitCode: r.exitCode, aborted: r.aborted, signal: r.signal }, { exitCode: 3, aborted: false, signal: null })
     t.equal(child.kill(), false, 'and after the result too')
 
     const controller = new AbortController()
-    const pending = spawnChild({ file: 'true', signal: controller.signal, measure })
-    block(300)
+    const aborted = startChild({ file: 'true', signal: controller.signal, measure })
+    t.ok(blockUntilExited(aborted.pid, measure))
     controller.abort()
-    const a = await pending
+    const a = await aborted.result
     t.same({ exitCode: a.exitCode, aborted: a.aborted, diagnostic: a.diagnostic }, { exitCode: 0, aborted: false, diagnostic: '' }, `measure ${measure}: an abort after the exit is not an abort`)
   }
 })
@@ -89,6 +94,13 @@ t.test('startChild streams have backpressure: an unread stream stops the pipe, n
   await ended
   t.equal(total, size, 'every byte reached the stream once it was read')
   t.same({ exitCode: r.exitCode, kept: r.stdout.length, truncated: r.stdoutTruncated }, { exitCode: 0, kept: 1024, truncated: true }, 'maxBuffer bounds only the result')
+})
+
+t.test('a stream put in flowing mode with no listener drains the pipe (resume())', async t => {
+  const child = startChild({ file: 'head', args: ['-c', String(16 * 1024 * 1024), '/dev/zero'] })
+  child.stdout.resume()
+  const r = await child.result
+  t.same({ exitCode: r.exitCode, bytes: r.stdout.length }, { exitCode: 0, bytes: 16 * 1024 * 1024 }, 'the child ran to the end: no stall')
 })
 
 t.test('after the exit the pipes are read until EOF, for at most waitDelay', t => eachPath(t, '', async (t, { run }) => {
