@@ -99,6 +99,20 @@ export function fieldError<C extends string>(code: C, field: string, problem: st
   return argumentError(RangeError, code, field, `${field}: ${problem}`)
 }
 
+/**
+ * A layer's two argument-error builders under its own codes (the PTX emitter's ERR_PTX_*, the
+ * packager's ERR_ELF_*): `<field>: expected <what>, got <value>` and `<field>: <problem>`.
+ */
+export function layerErrors<TypeCode extends string, RangeCode extends string>(typeCode: TypeCode, rangeCodes: readonly RangeCode[]) {
+  return {
+    codes: [typeCode, ...rangeCodes] as Array<TypeCode | RangeCode>,
+    typeError: (field: string, expected: string, got: unknown): ArgumentError<TypeError, TypeCode> =>
+      fieldTypeError(typeCode, field, expected, got),
+    rangeError: (code: RangeCode, field: string, message: string): ArgumentError<RangeError, RangeCode> =>
+      fieldError(code, field, message),
+  }
+}
+
 // The checks every layer repeats, built on the errors above.
 
 export function requireString(field: string, value: unknown): string {

@@ -3,24 +3,13 @@
 // RangeError (wrong value), with a message starting with the argument's field name. A cubin that
 // cannot be read is a CubinError: whatever the bytes, readCubin throws nothing else.
 
-import { fieldError, fieldTypeError, type ArgumentError } from '../errors.js'
+import { layerErrors } from '../errors.js'
 
-export type ElfArgErrorCode =
-  | 'ERR_ELF_INVALID_ARG_TYPE'
-  | 'ERR_ELF_INVALID_NAME'
-  | 'ERR_ELF_UNSUPPORTED_HOST_ARCH'
-  | 'ERR_ELF_INVALID_VALUE'
-
-export type ElfTypeError = ArgumentError<TypeError, 'ERR_ELF_INVALID_ARG_TYPE'>
-export type ElfRangeError = ArgumentError<RangeError, Exclude<ElfArgErrorCode, 'ERR_ELF_INVALID_ARG_TYPE'>>
-
-export function elfTypeError(field: string, expected: string, got: unknown): ElfTypeError {
-  return fieldTypeError('ERR_ELF_INVALID_ARG_TYPE', field, expected, got)
-}
-
-export function elfRangeError(code: ElfRangeError['code'], field: string, message: string): ElfRangeError {
-  return fieldError(code, field, message)
-}
+const elf = layerErrors('ERR_ELF_INVALID_ARG_TYPE', ['ERR_ELF_INVALID_NAME', 'ERR_ELF_UNSUPPORTED_HOST_ARCH', 'ERR_ELF_INVALID_VALUE'] as const)
+export type ElfArgErrorCode = (typeof elf.codes)[number]
+export type ElfTypeError = ReturnType<typeof elf.typeError>
+export type ElfRangeError = ReturnType<typeof elf.rangeError>
+export const { typeError: elfTypeError, rangeError: elfRangeError } = elf
 
 export type CubinErrorCode =
   /** The input ends before a structure it declares (header, table, section, entry). */
