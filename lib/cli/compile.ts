@@ -33,9 +33,9 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
 ]
 
 export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [--allow-any-target] [-O 0-3]
-                          [--device-debug] [--lineinfo] [--host-arch x86_64] [--host-os linux]
-                          [--dump-sass ['nvdisasm -c']] [--sanitize memcheck] [--timeout D]
-                          [-o OUT.o] [--json] [--example vadd|saxpy|reduce|cluster]
+                           [--device-debug] [--lineinfo] [--host-arch x86_64] [--host-os linux]
+                           [--dump-sass ['nvdisasm -c']] [--sanitize memcheck] [--timeout D]
+                           [-o OUT.o] [--json] [--example vadd|saxpy|reduce|cluster]
 
 Assembles PTX with ptxas into a host ELF object holding the cubin (and, with --dump-sass, its
 SASS text). Without INPUT it compiles a built-in example kernel (default vadd).

@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
-import { COMMANDS } from '../../lib/cli/commands.js'
+import { COMMANDS, synopsis } from '../../lib/cli/commands.js'
 import { REPO_ROOT } from '../helpers.js'
 
 const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
@@ -34,6 +34,9 @@ t.test("each command's usage: CMD --help, CMD -h and help CMD print the same, on
     const help = cli([name, '--help'])
     t.same(help, { code: 0, out: command.usage + '\n', err: '' }, `${name} --help`)
     t.match(help.out, new RegExp(`^usage: tileharness ${name} `), `${name}: starts with its synopsis`)
+    const [first, ...rest] = synopsis(command.usage).split('\n')
+    const indent = ' '.repeat(`tileharness ${name} `.length)
+    t.ok(first.startsWith(`tileharness ${name} [`) && rest.every(line => line.startsWith(`${indent}[`)), `${name}: the synopsis's lines line up`)
     t.match(help.out, /^ {2}-h, --help +print this and exit$/m, `${name}: documents -h, --help`)
     t.same(cli([name, '-h']), help, `${name} -h`)
     t.same(cli(['help', name]), help, `help ${name}`)
