@@ -9,7 +9,7 @@ import net from 'node:net'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
-import { runPtxas, searchPath } from '../../lib/cuda/index.js'
+import { Program, runPtxas, searchPath, type ProgramConfig, type ProgramError } from '../../lib/cuda/index.js'
 import { EM_AARCH64, EM_X86_64, ET_REL } from '../../lib/elf/index.js'
 import { examplePtx } from '../../lib/ptx/index.js'
 import { COMPILE_EXIT_STATUSES, COMPILE_USAGE } from '../../lib/cli/compile.js'
@@ -418,4 +418,31 @@ t.test('-o in a directory this user cannot write: status 2 before ptxas starts (
   }
   t.notOk(fs.existsSync(started), 'ptxas never started')
   t.same(files(dir), [])
+})
+
+t.test("the exit status is the Program API's status for the same configuration", async (t) => {
+  const dir = tempDir(t)
+  fs.writeFileSync(path.join(dir, 'garbage.ptx'), 'int main(void) { return 0; }\n')
+  const vadd = examplePtx('vadd', 'sm_100')
+  // ptxas is never reached: each of these fails in create, or in compile before ptxas starts.
+  const rows: Array<[string[], Partial<ProgramConfig>]> = [
+    [['--host-os', 'windows'], { hostOs: 'windows' }],
+    [['--host-arch', 'arm64ec'], { hostArch: 'arm64ec' }],
+    [['--host-os', 'darwin'], { hostOs: 'darwin' as ProgramConfig['hostOs'] }],
+    [['--host-arch', 'riscv64'], { hostArch: 'riscv64' as ProgramConfig['hostArch'] }],
+    [['-O', '4'], { optLevel: 4 }],
+    [['--device-debug'], { deviceDebug: true }],
+    [['garbage.ptx'], { input: 'int main(void) { return 0; }\n' }],
+    [['--gpu-name', 'sm_90'], { gpuName: 'sm_90' }],
+  ]
+  for (const [args, overrides] of rows) {
+    let status = 0
+    try {
+      await Program.create({ input: vadd, gpuName: 'sm_100', hostArch: 'x86_64', ...overrides }).compile()
+    } catch (error) {
+      status = (error as ProgramError).status
+    }
+    t.not(status, 0, `${args.join(' ')}: the API fails`)
+    t.equal(cli(dir, args).exitCode, status, `${args.join(' ')}: the command exits ${status}, as the API's status`)
+  }
 })
