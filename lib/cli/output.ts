@@ -41,18 +41,18 @@ export function resolveOutput(file: string): OutputTarget {
   for (let links = 0; ; links++) {
     const dir = realDirectory(current)
     current = path.join(dir, path.basename(current))
-    const stat = lstat(current)
-    if (stat === null) return newFile(current, dir)
+    const stat = statOf(current, fs.lstatSync)
+    if (stat === null) return replace(current, dir, null)
     if (stat.isSymbolicLink()) {
       // /proc/<pid>/fd/N are not paths to follow but descriptors ("pipe:[1234]" is no file name).
       const fd = ownDescriptor(dir, current)
       if (fd !== null) return descriptor(fd, current)
-      if (dir.startsWith('/proc/')) return inPlace(current, fs.statSync(current, { throwIfNoEntry: false }))
+      if (dir.startsWith('/proc/')) return inPlace(current, statOf(current, fs.statSync))
       if (links === MAX_LINKS) throw new OutputRefused('too many levels of symbolic links')
       current = path.resolve(dir, fs.readlinkSync(current))
       continue
     }
-    if (stat.isFile()) return { kind: 'replace', path: current, mode: stat.mode & 0o7777 }
+    if (stat.isFile()) return replace(current, dir, stat.mode & 0o7777)
     return inPlace(current, stat)
   }
 }
@@ -83,8 +83,8 @@ export async function writeOutput(file: string, data: string | Uint8Array): Prom
 }
 
 /** The object of `stat` when it can be written in place, else OutputRefused saying what it is. */
-function inPlace(file: string, stat: fs.Stats | undefined): OutputTarget {
-  if (stat === undefined) throw new OutputRefused('a link to nothing')
+function inPlace(file: string, stat: fs.Stats | null): OutputTarget {
+  if (stat === null) throw new OutputRefused('a link to nothing')
   if (stat.isCharacterDevice() || stat.isFIFO()) return { kind: 'direct', path: file }
   if (stat.isFile()) return { kind: 'direct', path: file } // an open file reached through /proc
   if (stat.isDirectory()) throw new OutputRefused('it is a directory')
@@ -93,13 +93,14 @@ function inPlace(file: string, stat: fs.Stats | undefined): OutputTarget {
   throw new OutputRefused('it is not a regular file, a character device or a FIFO')
 }
 
-function newFile(file: string, dir: string): OutputTarget {
+/** A file replaced (or made) by a temp file and a rename in `dir`: the directory must take both. */
+function replace(file: string, dir: string, mode: number | null): OutputTarget {
   try {
     fs.accessSync(dir, fs.constants.W_OK)
   } catch (error) {
     throw new OutputRefused(`directory '${dir}': ${errnoText(error)}`)
   }
-  return { kind: 'replace', path: file, mode: null }
+  return { kind: 'replace', path: file, mode }
 }
 
 /** The real directory holding `file` (its symlinks resolved); OutputRefused when there is none. */
@@ -115,9 +116,10 @@ function realDirectory(file: string): string {
   return real
 }
 
-function lstat(file: string): fs.Stats | null {
+/** `stat(file)`; null when there is no such file, OutputRefused for any other error. */
+function statOf(file: string, stat: (file: string) => fs.Stats): fs.Stats | null {
   try {
-    return fs.lstatSync(file)
+    return stat(file)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw new OutputRefused(errnoText(error))
@@ -135,7 +137,7 @@ function ownDescriptor(dir: string, file: string): number | null {
 function descriptor(fd: number, file: string): OutputTarget {
   if (fd === 1 || fd === 2) return { kind: 'stream', fd }
   // What the descriptor is must be writable in place: never rename over a file we hold open.
-  inPlace(file, fs.statSync(file, { throwIfNoEntry: false }))
+  inPlace(file, statOf(file, fs.statSync))
   return { kind: 'descriptor', fd }
 }
 

@@ -410,14 +410,19 @@ t.test('-o in a directory this user cannot write: status 2 before ptxas starts (
   script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
   const env = { ...nodeChildEnv(staged), PATH: `${tools}:${process.env.PATH}` }
   const main = path.join(staged.root, 'dist/cli/main.js')
-  for (const args of [[], ['-o', 'out.o'], ['-o', path.join(dir, 'out.o')]]) {
+  // An existing file too: replacing it takes a temp file and a rename in the directory, even when
+  // the file itself is writable.
+  fs.writeFileSync(path.join(dir, 'old.o'), 'previous build', { mode: 0o666 })
+  fs.chmodSync(path.join(dir, 'old.o'), 0o666)
+  for (const args of [[], ['-o', 'out.o'], ['-o', path.join(dir, 'out.o')], ['-o', 'old.o']]) {
     const r = spawnChildSync({ file: staged.wrap[0], args: [...staged.wrap.slice(1), process.execPath, main, 'compile', ...args], cwd: dir, env, timeout: 60000 })
     const output = args[1] ?? 'vadd.sm_100.o'
     t.equal(r.exitCode, 2, `compile ${args.join(' ')}: status 2 (${r.stderr})`)
     t.equal(r.stderr.toString(), lines(`cannot write '${output}': directory '${dir}': permission denied (EACCES)`))
   }
   t.notOk(fs.existsSync(started), 'ptxas never started')
-  t.same(files(dir), [])
+  t.same(files(dir), ['old.o'])
+  t.equal(fs.readFileSync(path.join(dir, 'old.o'), 'utf8'), 'previous build')
 })
 
 t.test("the exit status is the Program API's status for the same configuration", async (t) => {
