@@ -66,7 +66,7 @@ function readResults(file) {
   const machine = need(/^\*\*Machine:\*\* (\d+) cores \(.*?\), ([\d.]+) GiB RAM, Linux (\d+\.\d+)[^,]*, glibc ([\d.]+), Node v([\d.]+)/m.exec(doc), 'machine line')
   const minutes = need(/ in ([\d.]+) min\./.exec(doc), 'run time')[1]
   const scale = tableRows(sectionOf(doc, 'Async API at scale') ?? '').filter(r => r[0] !== 'figure')
-  const scaleMachine = /^## Async API at scale\n\n\*\*Machine:\*\* (\d+) cores \(.*?\), ([\d.]+) GiB RAM, Linux [^,]*, Node v([\d.]+)/m.exec(doc)
+  const scaleMachine = /^## Async API at scale\n\n\*\*Machine:\*\* (\d+) cores \(.*?\), ([\d.]+) GiB RAM, Linux [^,]*, Node v([\d.]+), [^,]*(?:, load average ([\d.]+))?/m.exec(doc)
   return { row1, gap, asyncRows, forkRows, find, machine, minutes, scale, scaleMachine }
 }
 
@@ -137,7 +137,8 @@ function parts(results) {
     'addon call ratios': range(r.gap.map(row => cell(row[2]).ratio)),
     'replayed syscalls ratios': range(r.gap.map(row => cell(row[1]).ratio)),
     'async ratios': range(r.asyncRows.map(row => cell(row[2]).ratio)),
-    'scale machine': r.scaleMachine === null ? '(not measured yet)' : `${r.scaleMachine[1]} cores, ${Math.round(Number(r.scaleMachine[2]))} GiB, Node ${r.scaleMachine[3]}`,
+    'scale machine': r.scaleMachine === null ? '(not measured yet)'
+      : `${r.scaleMachine[1]} cores, ${Math.round(Number(r.scaleMachine[2]))} GiB, Node ${r.scaleMachine[3]}${r.scaleMachine[4] === undefined ? '' : `, load average ${r.scaleMachine[4]} from other work`}`,
   }
   return { blocks, figures }
 }
