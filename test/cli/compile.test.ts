@@ -451,3 +451,16 @@ t.test("the exit status is the Program API's status for the same configuration",
     t.equal(cli(dir, args).exitCode, status, `${args.join(' ')}: the command exits ${status}, as the API's status`)
   }
 })
+
+t.test('an output that changes while ptxas runs: decided again at the write; refused there, status 5', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  // ptxas itself, after making the output path a directory behind the command's back.
+  script(tools, 'ptxas', `#!/bin/sh\nmkdir '${path.join(dir, 'swapped.o')}'\nexec '${PTXAS}' "$@"\n`)
+  const r = cli(dir, ['-o', 'swapped.o'], { env: { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` } })
+  t.equal(r.exitCode, 5, 'the compile produced nothing usable')
+  t.equal(r.err, lines("cannot write 'swapped.o': it is a directory"))
+  t.equal(r.out, '')
+  t.same(files(dir), ['swapped.o'], 'no temp file left')
+  t.same(fs.readdirSync(path.join(dir, 'swapped.o')), [], 'nothing written into the directory')
+})
