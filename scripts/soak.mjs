@@ -19,6 +19,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { spawnChild, spawnChildSync, startChild } from '../dist/index.js'
+import { RESULTS_FILE, writeSection } from './bench/results-file.mjs'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const args = process.argv.slice(2)
@@ -219,7 +220,7 @@ if (problems.length) {
 console.log(`soak: passed${UNDER_ASAN ? ' (RSS not judged under AddressSanitizer)' : ''}`)
 
 function writeResults() {
-  const file = path.join(ROOT, 'bench/RESULTS.md')
+  const file = RESULTS_FILE
   const row = f => `| ${f.name} | ${f.count.toLocaleString('en-US')} | ${f.seconds.toFixed(1)} s (${f.perSecond.toFixed(0)}/s) | ` +
     `${f.fdsBefore} → ${f.fdsAfter}${f.sameFds ? ' (same fds)' : ' (**changed**)'} | ${f.childrenBefore} → ${f.childrenAfter} | ` +
     `${f.rssBefore.toFixed(1)} → ${f.rssAfter.toFixed(1)} MiB (${f.rssAfter - f.rssBefore >= 0 ? '+' : ''}${(f.rssAfter - f.rssBefore).toFixed(1)}; peak between GCs ${f.rssPeak.toFixed(1)}) |`
@@ -249,16 +250,6 @@ function writeResults() {
     `Verdict: ${problems.length ? `**FAILED**: ${problems.join('; ')}` : '**passed**'}.`,
     '',
   ].join('\n')
-  let doc = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : ''
-  const at = doc.search(/^## Soak$/m)
-  if (at < 0) {
-    doc = (doc === '' ? '' : doc.replace(/\n*$/, '\n\n')) + section
-  } else {
-    const rest = doc.slice(at + 1).search(/^## /m)
-    doc = doc.slice(0, at) + section + (rest < 0 ? '' : '\n' + doc.slice(at + 1 + rest))
-  }
-  const tmp = `${file}.soak-${process.pid}`
-  fs.writeFileSync(tmp, doc)
-  fs.renameSync(tmp, file)
+  writeSection(file, 'Soak', section)
   console.log(`soak: wrote the "## Soak" section of ${path.relative(ROOT, file)}`)
 }

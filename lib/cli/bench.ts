@@ -1,8 +1,6 @@
 // `tileharness bench`: hyperfine's habits (warmup, repeated runs, min/median/mean/max/stddev,
 // outliers, relative speed) with the resource figures hyperfine lacks, each run measured by the
 // harness. Runs are interleaved, A B A B, and commands compared by the median of pairwise ratios.
-import fs from 'node:fs'
-import path from 'node:path'
 import { splitCommand } from '../split-command.js'
 import { benchSvg } from '../bench/svg.js'
 import { figuresOf } from '../bench/figures.js'
@@ -12,7 +10,10 @@ import {
   type BenchOptionsRecord, type BenchReport, type BenchRun, type CommandRuns,
 } from '../bench/report.js'
 import { spawnChild, type ChildResult, type ChildSpec } from '../spawn/index.js'
-import { LAUNCHERS, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { spawnFailureMessage } from '../spawn-failure.js'
+import { HELP_OPTION, LAUNCHERS, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { OutputRefused, errnoText, isStandardOutput, resolveOutput, writeOutput } from './output.js'
+import { HARNESS_FAILURE } from './run.js'
 import { parseDuration, parseRlimit } from './units.js'
 
 export const BENCH_USAGE = `usage: tileharness bench [-n 10] [--warmup 1] [--timeout 30s] [--rlimit as=2G]...
@@ -35,13 +36,17 @@ export const BENCH_USAGE = `usage: tileharness bench [-n 10] [--warmup 1] [--tim
   --markdown F        the summary as a Markdown table
   --csv F             the summary, one row per command and figure
   --svg F             per-run wall time and max RSS, one strip/box plot per command
+                      (each F: a file, replaced atomically when the benchmark is done; a
+                      character device or FIFO, written in place; - for standard output, the
+                      summary then going to standard error; checked before the first run)
+  -h, --help          print this and exit
 
 Runs are interleaved (A B A B ...) and each command's ratio to the reference is the median of
 the pairwise ratios, so drift on a busy machine cancels. Outliers: beyond 1.5 IQR of the
 quartiles (Tukey's fences). A progress bar is drawn on stderr when it is a terminal.
 
 exit status: 0; 1 a run failed (non-zero exit, signal, timeout) or a command could not be started;
-125 bad options`
+125 bad options, or a report file that cannot be written`
 
 export const BENCH_FAILED = 1
 
@@ -75,6 +80,7 @@ const BENCH_OPTIONS: OptionTable = {
   'ignore-failure': { kind: 'flag', short: 'i' },
   'no-measure': { kind: 'flag' },
   'show-output': { kind: 'flag' },
+  help: HELP_OPTION,
 }
 
 function count(text: string, option: string, min: number): number {
@@ -84,13 +90,14 @@ function count(text: string, option: string, min: number): number {
   return Number(text)
 }
 
+/** A report file, checked by the output rules (./output.ts) before any run is spent on it. */
 function writablePath(file: string, option: string): string {
   if (file === '') throw new UsageError(`option ${option} needs a file name`)
-  const dir = path.dirname(path.resolve(file))
   try {
-    fs.accessSync(dir, fs.constants.W_OK)
-  } catch (err) {
-    throw new UsageError(`${option}: cannot write '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'} on ${dir})`)
+    resolveOutput(file)
+  } catch (error) {
+    if (!(error instanceof OutputRefused)) throw error
+    throw new UsageError(`${option}: cannot write '${file}': ${error.message}`)
   }
   return file
 }
@@ -118,6 +125,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     },
   })
   if (o.commands.length === 0) throw new UsageError('no command given')
+  const toStdout = Object.entries(o.outputs).filter(([, file]) => isStandardOutput(resolveOutput(file)))
+  if (toStdout.length > 1) throw new UsageError(`${toStdout.map(([name]) => `--${name}`).join(' and ')} would all write to standard output`)
   return o
 }
 
@@ -162,7 +171,10 @@ export async function benchCommand(argv: string[]): Promise<number> {
   // One run of command i; throws BenchFailure when it must stop the benchmark.
   const runOnce = async (i: number, label: string): Promise<ChildResult> => {
     const r = await spawnChild(specs[i])
-    if (r.spawnError) throw new BenchFailure(`'${commands[i]}' could not be started: ${r.diagnostic}`)
+    if (r.spawnError) {
+      const message = spawnFailureMessage(specs[i].file, r.spawnError)
+      throw new BenchFailure(commands[i] === specs[i].file ? message : `'${commands[i]}': ${message}`)
+    }
     const failure = failureOf(r, o.timeoutMs)
     if (failure && !o.ignoreFailure) {
       const hint = r.timedOut ? '' : o.showOutput ? '; use --ignore-failure to benchmark it anyway' : '; see its output with --show-output, or use --ignore-failure'
@@ -201,8 +213,18 @@ export async function benchCommand(argv: string[]): Promise<number> {
     ignoreFailure: o.ignoreFailure, launcher: o.launcher, rlimits: o.rlimits,
   }
   const report = buildReport(collected, options)
-  process.stdout.write(formatText(report))
-  writeOutputs(report, o.outputs)
+  // A report on standard output has it to itself: the summary then goes to standard error.
+  const reportOnStdout = Object.values(o.outputs).some(file => isStandardOutput(resolveOutput(file)))
+  ;(reportOnStdout ? process.stderr : process.stdout).write(formatText(report))
+  for (const [name, file] of Object.entries(o.outputs)) {
+    try {
+      await writeOutput(file, FORMATS[name as keyof typeof FORMATS](report))
+    } catch (error) {
+      const why = error instanceof OutputRefused ? error.message : errnoText(error)
+      process.stderr.write(`tileharness bench: --${name}: cannot write '${file}': ${why}\n`)
+      return HARNESS_FAILURE
+    }
+  }
   return 0
 }
 
@@ -210,9 +232,10 @@ function runRecord(r: ChildResult, round: number): BenchRun {
   return { round, figures: figuresOf(r), exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, diagnostic: r.diagnostic }
 }
 
-function writeOutputs(report: BenchReport, outputs: BenchOptions['outputs']): void {
-  if (outputs.json) fs.writeFileSync(outputs.json, formatJson(report))
-  if (outputs.markdown) fs.writeFileSync(outputs.markdown, formatMarkdown(report))
-  if (outputs.csv) fs.writeFileSync(outputs.csv, formatCsv(report))
-  if (outputs.svg) fs.writeFileSync(outputs.svg, benchSvg(report))
+/** What each report option writes. */
+const FORMATS: Record<keyof BenchOptions['outputs'], (report: BenchReport) => string> = {
+  json: formatJson,
+  markdown: formatMarkdown,
+  csv: formatCsv,
+  svg: benchSvg,
 }

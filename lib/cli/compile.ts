@@ -3,21 +3,39 @@
 // Exit status is the Program status (docs/toolchain-contract.md, "The Program handle"): 0 ok,
 // 2 configuration, 3 not PTX, 5 compile failed.
 // ptxas's stderr reaches our stderr verbatim; everything else we say is one line per message.
-import { randomBytes } from 'node:crypto'
-import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { basename, dirname, join, parse, resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { parse } from 'node:path'
 import {
   Program, ProgramError, checkGpuTarget, defaultHostArch, DEFAULT_DUMP_SASS_COMMAND,
   type ProgramConfig, type ProgramOutput,
 } from '../cuda/index.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
-import { UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { OutputRefused, errnoText, isStandardOutput, resolveOutput, writeOutput } from './output.js'
 import { formatBytes, parseDuration } from './units.js'
 
-export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [-O 0-3] [--device-debug] [--lineinfo]
-                          [--host-arch x86_64] [--dump-sass ['nvdisasm -c']] [--sanitize memcheck]
-                          [-o OUT.o] [--json] [--example vadd|saxpy|reduce|cluster]
+/**
+ * The exit status of `compile` for every outcome: the Program's status (docs/toolchain-contract.md,
+ * "The Program handle"). One table, printed by --help and written into the README.
+ */
+export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when: string]> = [
+  [0, 'the object was written'],
+  [2, 'configuration, all checked before ptxas runs: a bad option or value; a GPU target, optimization ' +
+    'level, debug combination, host architecture or host OS the Program refuses; an INPUT that cannot ' +
+    'be read; an output that cannot be written (no such directory, no write permission, a directory, ' +
+    'a socket, a block device)'],
+  [3, 'INPUT is not PTX text (Tile IR and MLIR bytecode are named as such)'],
+  [5, 'the compile failed: ptxas or the SASS dump command failed, could not be started, timed out or ' +
+    'was killed (^C, TERM); a Windows host (--host-os windows, --host-arch arm64ec: the Program ' +
+    'accepts them, and compile fails because only ELF can be packaged); the object could not be ' +
+    'written after the compile (a full disk, an output that changed into one that is refused)'],
+]
+
+export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [--allow-any-target] [-O 0-3]
+                           [--device-debug] [--lineinfo] [--host-arch x86_64] [--host-os linux]
+                           [--dump-sass ['nvdisasm -c']] [--sanitize memcheck] [--timeout D]
+                           [-o OUT.o] [--json] [--example vadd|saxpy|reduce|cluster]
 
 Assembles PTX with ptxas into a host ELF object holding the cubin (and, with --dump-sass, its
 SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
@@ -33,16 +51,38 @@ SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
                        a following argument is CMD unless it starts with '-' or ends in .ptx
   --sanitize memcheck  ptxas --sanitize memcheck
   --timeout D          time limit for the whole compile (500ms, 5s, 2m)
-  -o, --output FILE    the object to write (default <example>.<gpu>.o, or <INPUT basename>.o)
+  -o, --output FILE    the object to write (default <example>.<gpu>.o, or <INPUT basename>.o):
+                       a regular file is replaced atomically, a symlink's target likewise; a
+                       character device or FIFO is written in place; - is standard output
+                       (the summary then goes to standard error)
   --example NAME       ${EXAMPLE_KERNELS.join(', ')}
   --json               print a JSON summary on stdout
+  -h, --help           print this and exit
 
 ptxas is run from PATH, else from $CUDA_ROOT/bin (or $CUDA_HOME, $CUDA_PATH).
-exit status: 0 written; 2 bad configuration; 3 INPUT is not PTX text; 5 compile failed`
+
+exit status (the Program's status):
+${COMPILE_EXIT_STATUSES.map(([status, when]) => hangingIndent(`  ${status}  `, when, 100)).join('\n')}`
 
 /** Usage errors are configuration errors: status 2, as the Program's own. */
-const CONFIGURATION = 2
-const COMPILE_FAILED = 5
+export const CONFIGURATION = 2
+export const COMPILE_FAILED = 5
+
+/** `text` wrapped at `width` columns, its first line after `first`, the rest indented as far. */
+function hangingIndent(first: string, text: string, width: number): string {
+  const lines: string[] = []
+  let line = first
+  for (const word of text.split(' ')) {
+    if (line.length > first.length && line.length + 1 + word.length > width) {
+      lines.push(line)
+      line = ' '.repeat(first.length) + word
+    } else {
+      line += (line.length > first.length ? ' ' : '') + word
+    }
+  }
+  lines.push(line)
+  return lines.join('\n')
+}
 
 export interface CompileArgs {
   input: string | null
@@ -60,7 +100,6 @@ export interface CompileArgs {
   timeout: number | undefined
   output: string | null
   json: boolean
-  help: boolean
 }
 
 const COMPILE_OPTIONS: OptionTable = {
@@ -78,14 +117,14 @@ const COMPILE_OPTIONS: OptionTable = {
   output: { kind: 'value', short: 'o' },
   example: { kind: 'value' },
   json: { kind: 'flag' },
-  help: { kind: 'flag', short: 'h' },
+  help: HELP_OPTION,
 }
 
 export function parseCompileArgs(argv: readonly string[]): CompileArgs {
   const args: CompileArgs = {
     input: null, example: null, gpuName: 'sm_100', optLevel: undefined, deviceDebug: false, lineinfo: false,
     allowAnyTarget: false, hostArch: undefined, hostOs: undefined, dumpSass: null, sanitize: undefined,
-    timeout: undefined, output: null, json: false, help: false,
+    timeout: undefined, output: null, json: false,
   }
   parseCommandLine(argv, COMPILE_OPTIONS, {
     operand(input) {
@@ -113,7 +152,6 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
           break
         }
         case 'json': args.json = true; break
-        case 'help': args.help = true; break
       }
     },
   })
@@ -123,18 +161,7 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
 }
 
 export async function compileCommand(argv: readonly string[]): Promise<number> {
-  let args: CompileArgs
-  try {
-    args = parseCompileArgs(argv)
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error
-    say(error.message)
-    return CONFIGURATION
-  }
-  if (args.help) {
-    process.stdout.write(COMPILE_USAGE + '\n')
-    return 0
-  }
+  const args = parseCompileArgs(argv)
 
   // What to compile, what to call it, where it goes.
   let input: Buffer | PtxModule
@@ -144,7 +171,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     try {
       input = readFileSync(args.input)
     } catch (error) {
-      say(`cannot read '${args.input}': ${errorText(error)}`)
+      say(`cannot read '${args.input}': ${errnoText(error)}`)
       return CONFIGURATION
     }
     const base = parse(args.input).name
@@ -167,9 +194,17 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     name = example
     output = args.output ?? `${example}.${args.gpuName}.o`
   }
-  const problem = outputProblem(output)
-  if (problem !== null) {
-    say(`cannot write '${output}': ${problem}`)
+  // Where the object goes is settled before ptxas runs (lib/cli/output.ts has the rules).
+  let toStdout: boolean
+  try {
+    toStdout = isStandardOutput(resolveOutput(output))
+  } catch (error) {
+    if (!(error instanceof OutputRefused)) throw error
+    say(`cannot write '${output}': ${error.message}`)
+    return CONFIGURATION
+  }
+  if (toStdout && args.json) {
+    say(`-o ${output} and --json would both write to standard output`)
     return CONFIGURATION
   }
 
@@ -215,13 +250,15 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
   }
 
   try {
-    writeAtomically(output, result.object)
+    await writeOutput(output, result.object)
   } catch (error) {
-    // The compile produced nothing usable on disk: as far as the caller can tell, it failed.
-    say(`cannot write '${output}': ${errorText(error)}`)
+    // The compile produced nothing usable: as far as the caller can tell, it failed.
+    say(`cannot write '${output}': ${error instanceof OutputRefused ? error.message : errnoText(error)}`)
     return COMPILE_FAILED
   }
-  process.stdout.write(args.json ? summaryJson(output, args, result) : summaryText(output, args, result))
+  // With the object on standard output, the summary goes to standard error.
+  const summary = args.json ? summaryJson(output, args, result) : summaryText(toStdout ? 'standard output' : output, args, result)
+  ;(toStdout ? process.stderr : process.stdout).write(summary)
   return 0
 }
 
@@ -292,45 +329,4 @@ function seconds(microseconds: number): string {
 function cIdentifier(base: string): string {
   const id = base.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 200)
   return id === '' ? 'program' : /^[0-9]/.test(id) ? `_${id.slice(0, 199)}` : id
-}
-
-/** Why `path` cannot take the object, checked before spending a compile on it; null when it can. */
-function outputProblem(path: string): string | null {
-  const dir = dirname(resolve(path))
-  try {
-    if (!statSync(dir).isDirectory()) return `'${dir}' is not a directory`
-  } catch (error) {
-    return `directory '${dir}': ${errorText(error)}`
-  }
-  try {
-    if (statSync(path).isDirectory()) return 'it is a directory'
-  } catch {
-    // Not there yet: the usual case.
-  }
-  return null
-}
-
-/**
- * Write `data` to `path` all or nothing: a private temp file in the same directory, renamed over
- * `path` once complete. A failure removes the temp file, so nothing partial is ever left behind.
- */
-function writeAtomically(path: string, data: Uint8Array): void {
-  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
-  try {
-    writeFileSync(temp, data, { flag: 'wx', mode: 0o666 })
-    renameSync(temp, path)
-  } catch (error) {
-    rmSync(temp, { force: true })
-    throw error
-  }
-}
-
-function errorText(error: unknown): string {
-  const e = error as NodeJS.ErrnoException
-  if (typeof e?.code === 'string' && typeof e.syscall === 'string') {
-    // "ENOENT: no such file or directory, open 'x'" -> "no such file or directory (ENOENT)"
-    const what = e.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')
-    return `${what} (${e.code})`
-  }
-  return e instanceof Error ? e.message : String(error)
 }

@@ -1,21 +1,11 @@
 #!/usr/bin/env node
-// The `tileharness` command. Bad options give a one-line error and exit 125 (`compile`: 2, its
-// configuration status), never a stack trace.
-import { compileCommand } from './compile.js'
-import { RUN_USAGE, runCommand } from './run.js'
-import { BENCH_USAGE, benchCommand } from './bench.js'
-import { UsageError } from './options.js'
-
-const USAGE = `usage: tileharness <command> [options]
-
-commands:
-  run       run a command through the harness (timeout, rlimits, setsid, resource usage)
-  compile   assemble PTX with ptxas into a host object (no arguments: the vadd example for sm_100)
-  bench     benchmark commands: wall time, CPU, max RSS, faults, context switches per run
-
-tileharness <command> --help for the options of each`
-
-const HARNESS_FAILURE = 125
+// The `tileharness` command. Messages follow coreutils: `tileharness run: <what>` on stderr, one
+// line each, never a stack trace; a bad command line adds "Try 'tileharness run --help' for more
+// information." and exits with the command's usage status (125; `compile`: 2, the Program's
+// configuration status). --help, -h and `help [command]` print on stdout and exit 0.
+import { COMMANDS, USAGE, versionText, type Command } from './commands.js'
+import { HelpRequested, UsageError } from './options.js'
+import { HARNESS_FAILURE } from './run.js'
 
 // A reader that goes away (`tileharness run --json -- true | head -c0`) is not this command's
 // failure: what is left to write is dropped and the exit status stays the one it would have been,
@@ -27,33 +17,59 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
+function say(prefix: string, message: string): void {
+  process.stderr.write(`${prefix}: ${message}\n`)
+}
+
+/** A bad command line, in coreutils' two lines. */
+function usageError(prefix: string, message: string, status: number, help = 'tileharness --help'): number {
+  say(prefix, message)
+  process.stderr.write(`Try '${help}' for more information.\n`)
+  return status
+}
+
+function commandNamed(name: string): Command | undefined {
+  return Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+}
+
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv
-  switch (command) {
-    case 'run':
-      if (rest[0] === '--help' || rest[0] === '-h') { process.stdout.write(RUN_USAGE + '\n'); return 0 }
-      return runCommand(rest)
-    case 'compile':
-      return compileCommand(rest)
-    case 'bench':
-      if (rest[0] === '--help' || rest[0] === '-h') { process.stdout.write(BENCH_USAGE + '\n'); return 0 }
-      return benchCommand(rest)
-    case undefined:
-    case '--help':
-    case '-h':
-      process.stdout.write(USAGE + '\n')
-      return command === undefined ? HARNESS_FAILURE : 0
-    default:
-      throw new UsageError(`unknown command '${command}'`)
+  const [name, ...rest] = argv
+  if (name === undefined) return usageError('tileharness', 'no command given', HARNESS_FAILURE)
+  if (name === '--help' || name === '-h') {
+    process.stdout.write(USAGE + '\n')
+    return 0
+  }
+  if (name === '--version') {
+    process.stdout.write(versionText() + '\n')
+    return 0
+  }
+  if (name === 'help') {
+    if (rest.length > 1) return usageError('tileharness help', `extra operand '${rest[1]}'`, HARNESS_FAILURE)
+    const topic = rest.length === 0 ? null : commandNamed(rest[0])
+    if (topic === undefined) return usageError('tileharness help', `unknown command '${rest[0]}'`, HARNESS_FAILURE)
+    process.stdout.write((topic === null ? USAGE : topic.usage) + '\n')
+    return 0
+  }
+  if (name.startsWith('-')) return usageError('tileharness', `unknown option ${name}`, HARNESS_FAILURE)
+  const command = commandNamed(name)
+  if (command === undefined) return usageError('tileharness', `unknown command '${name}'`, HARNESS_FAILURE)
+  try {
+    return await command.main(rest)
+  } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(command.usage + '\n')
+      return 0
+    }
+    if (error instanceof UsageError) return usageError(`tileharness ${name}`, error.message, command.usageStatus, `tileharness ${name} --help`)
+    say(`tileharness ${name}`, error instanceof Error ? error.message : String(error))
+    return command.failureStatus
   }
 }
 
 main(process.argv.slice(2)).then(
   code => { process.exitCode = code },
-  (err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err)
-    const prefix = process.argv[2] && process.argv[2] !== '--help' ? `tileharness ${process.argv[2]}` : 'tileharness'
-    process.stderr.write(`${prefix}: ${message}\n`)
+  (error: unknown) => {
+    say('tileharness', error instanceof Error ? error.message : String(error))
     process.exitCode = HARNESS_FAILURE
   },
 )

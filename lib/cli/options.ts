@@ -7,10 +7,21 @@
 
 import { parseArgs } from 'node:util'
 
-/** A bad command line: the commands print its message as one line and exit with their usage status. */
+/**
+ * A bad command line: the command's message, then coreutils' "Try 'tileharness CMD --help' for more
+ * information.", on stderr; exit with the command's usage status (125; `compile`: 2).
+ */
 export class UsageError extends Error {
   code = 'ERR_USAGE'
 }
+
+/** -h or --help on a command line: its usage goes to stdout and the command exits 0, as coreutils' do. */
+export class HelpRequested extends Error {
+  code = 'ERR_HELP_REQUESTED'
+}
+
+/** Every command's -h, --help; the parser throws HelpRequested where it comes, before later options are read. */
+export const HELP_OPTION: OptionSpec = { kind: 'flag', short: 'h' }
 
 export interface OptionSpec {
   /**
@@ -69,6 +80,7 @@ export function parseCommandLine(
     let value = token.value
     if (spec.kind === 'value' && value === undefined) throw new UsageError(`option ${token.rawName} needs a value`)
     if (spec.kind === 'flag' && value !== undefined) throw new UsageError(`option ${token.rawName} takes no value`)
+    if (spec === HELP_OPTION) throw new HelpRequested()
     if (spec.kind === 'optional' && value === undefined) {
       const next = tokens[i + 1]
       if (next?.kind === 'positional' && next.index === token.index + 1 && spec.takesNext?.(next.value) === true) {

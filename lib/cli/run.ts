@@ -1,8 +1,12 @@
 // `tileharness run`: the harness from the command line, for people who chain `timeout`,
 // `prlimit`, `setsid` and `/usr/bin/time -v`. Exit status follows coreutils timeout.
-import { startChild, signalNumber, type ChildResult, type ChildSpec, type RlimitName } from '../spawn/index.js'
-import { LAUNCHERS, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { startChild, signalName, signalNumber, type ChildResult, type ChildSpec } from '../spawn/index.js'
+import { spawnFailureMessage } from '../spawn-failure.js'
+import { HELP_OPTION, LAUNCHERS, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
 import { formatBytes, parseDuration, parseRlimit } from './units.js'
+
+/** coreutils timeout's status for its own failures: a bad option, a command that could not be started. */
+export const HARNESS_FAILURE = 125
 
 export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s] [--signal SIG] [--rlimit as=2G]...
                        [--setsid] [--cwd DIR] [--env K=V]... [--merge-stderr] [--launcher L]
@@ -10,7 +14,8 @@ export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s
 
   --timeout D       kill the child after D (500ms, 5s, 2m; a bare number is seconds)
   --kill-after D    send --signal (default TERM) at the deadline, then KILL after D
-  --signal SIG      the signal sent at the deadline (default KILL, or TERM with --kill-after)
+  --signal SIG      the signal sent at the deadline, by name (TERM, SIGTERM) or number (15);
+                    default KILL, or TERM with --kill-after
   --rlimit N=V      a resource limit: as, core, cpu, data, fsize, memlock, nofile, nproc, rss,
                     stack, ...; V is a size (512K, 2G), a count, 'unlimited', or SOFT:HARD
   --setsid          run the child in a new session; kills reach its whole process group
@@ -20,6 +25,7 @@ export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s
   --launcher L      auto (default), posix_spawn or fork
   --usage           print a resource report to stderr after the child ends
   --json            print the whole result as JSON on stdout (output captured, base64)
+  -h, --help        print this and exit
 
 exit status: the child's own; 124 timed out; 125 tileharness failed; 126 could not execute;
 127 not found; 128+N killed by signal N`
@@ -42,6 +48,7 @@ const RUN_OPTIONS: OptionTable = {
   'merge-stderr': { kind: 'flag' },
   usage: { kind: 'flag' },
   json: { kind: 'flag' },
+  help: HELP_OPTION,
 }
 
 export function parseRunArgs(argv: string[]): RunOptions {
@@ -80,10 +87,7 @@ export function parseRunArgs(argv: string[]): RunOptions {
   spec.args = command.slice(1)
   if (envGiven) spec.env = { ...process.env, ...env }
   if (Object.keys(rlimits).length) spec.rlimits = rlimits as ChildSpec['rlimits']
-  if (signal !== undefined) {
-    if (signalNumber(signal.toUpperCase()) === undefined) throw new UsageError(`unknown signal '${signal}'`)
-    spec.killSignal = signal.toUpperCase()
-  }
+  if (signal !== undefined) spec.killSignal = killSignalOf(signal)
   if (killAfter !== undefined) {
     spec.killSignal ??= 'SIGTERM'
     spec.forceKillAfterDelay = killAfter
@@ -98,12 +102,19 @@ export function parseRunArgs(argv: string[]): RunOptions {
   return { spec, usage, json }
 }
 
+/** A signal's name from `TERM`, `SIGTERM`, `term` or `15`, as kill(1) and timeout(1) take it. */
+export function killSignalOf(text: string): string {
+  const name = /^\d+$/.test(text) ? signalName(Number(text)) : text.toUpperCase()
+  if (signalNumber(name) === undefined || signalNumber(name) === 0) throw new UsageError(`invalid --signal '${text}' (a name such as TERM or a number such as 15)`)
+  return name
+}
+
 /** coreutils timeout's exit status for a result. */
 export function exitStatusOf(r: ChildResult): number {
   if (r.timedOut) return 124
-  if (r.spawnError) return r.exitCode ?? 125
+  if (r.spawnError) return r.exitCode ?? HARNESS_FAILURE
   if (r.signal !== null) return 128 + (signalNumber(r.signal) ?? 0)
-  return r.exitCode ?? 125
+  return r.exitCode ?? HARNESS_FAILURE
 }
 
 export function usageReport(r: ChildResult): string {
@@ -130,7 +141,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const r = await child.result
   for (const sig of forwarded) process.off(sig, forward)
   if (json) process.stdout.write(resultJson(r))
-  else if (r.spawnError || r.timedOut) process.stderr.write(`tileharness run: ${r.diagnostic}\n`)
+  else if (r.spawnError) process.stderr.write(`tileharness run: ${spawnFailureMessage(spec.file, r.spawnError, spec.env)}\n`)
+  else if (r.timedOut) process.stderr.write(`tileharness run: ${r.diagnostic}\n`)
   if (usage) process.stderr.write(usageReport(r))
   return exitStatusOf(r)
 }

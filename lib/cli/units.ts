@@ -1,5 +1,6 @@
 // Duration and size parsers shared by the CLI commands: `500ms`, `5s`, `2m`, `1h`; `512K`, `2G`.
 
+import { native } from '../spawn/native.js'
 import { UsageError } from './options.js'
 
 const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60000, h: 3600000 }
@@ -29,6 +30,8 @@ export function parseRlimit(text: string): [string, number | 'unlimited' | { sof
   const eq = text.indexOf('=')
   if (eq <= 0) throw new UsageError(`invalid --rlimit '${text}' (use NAME=VALUE, e.g. as=2G, nofile=256, core=unlimited)`)
   const name = text.slice(0, eq).toLowerCase().replace(/^rlimit_/, '')
+  // The addon's own table of the C library's RLIMIT_* names, so the command line can name no other.
+  if (!Object.hasOwn(native.rlimits, name)) throw new UsageError(`invalid --rlimit '${text}' (no resource '${name}'; one of ${Object.keys(native.rlimits).join(', ')})`)
   const one = (v: string) => (v === 'unlimited' || v === 'infinity' ? 'unlimited' as const : parseSize(v, `--rlimit ${name} value`))
   const value = text.slice(eq + 1)
   const colon = value.indexOf(':')

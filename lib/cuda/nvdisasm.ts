@@ -88,7 +88,7 @@ export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSass
   try {
     temp = cubinFile(plan)
     const argv = dumpArgv(plan, temp)
-    return interpretDumpResult(spawnChildSync(dumpChildSpec(argv, plan)), argv)
+    return interpretDumpResult(spawnChildSync(dumpChildSpec(argv, plan)), argv, plan.env)
   } finally {
     if (temp !== null) removePrivateTempFile(temp)
   }
@@ -113,7 +113,7 @@ export async function dumpWordsAsync(
   try {
     temp = cubinFile(plan)
     const argv = dumpArgv(plan, temp)
-    return interpretDumpResult(await spawnChild(dumpChildSpec(argv, plan)), argv)
+    return interpretDumpResult(await spawnChild(dumpChildSpec(argv, plan)), argv, plan.env)
   } finally {
     if (temp !== null) removePrivateTempFile(temp)
   }
@@ -209,9 +209,9 @@ function dumpChildSpec(argv: string[], plan: DumpPlan): ChildSpec {
 }
 
 /** Read a finished dump command; a truncated stdout is a failure, never a partial dump. */
-export function interpretDumpResult(result: ChildResult, argv: string[]): SassDump {
+export function interpretDumpResult(result: ChildResult, argv: string[], env?: NodeJS.ProcessEnv): SassDump {
   const tool = argv[0]
-  let { status, message } = decodeToolResult(tool, result)
+  let { status, message } = decodeToolResult(tool, result, { file: tool, env })
   if (status === 'ok' && result.stdoutTruncated) {
     status = 'failed'
     message = `${tool} output was larger than maxBuffer`

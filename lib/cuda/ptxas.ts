@@ -78,7 +78,8 @@ export function runPtxas(ptx: string, options: RunPtxasOptions): PtxasRun {
   try {
     temp = ptxInputFile(plan, ptx)
     const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
-    return interpretPtxasResult(spawnChildSync(ptxasChildSpec(argv, plan)), { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr })
+    const spec = ptxasChildSpec(argv, plan)
+    return interpretPtxasResult(spawnChildSync(spec), { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr, spawned: spec })
   } finally {
     if (temp !== null) removePrivateTempFile(temp)
   }
@@ -91,8 +92,9 @@ export async function runPtxasAsync(ptx: string, options: RunPtxasOptions): Prom
   try {
     temp = ptxInputFile(plan, ptx)
     const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
-    const result = await spawnChild(ptxasChildSpec(argv, plan))
-    return interpretPtxasResult(result, { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr })
+    const spec = ptxasChildSpec(argv, plan)
+    const result = await spawnChild(spec)
+    return interpretPtxasResult(result, { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr, spawned: spec })
   } finally {
     if (temp !== null) removePrivateTempFile(temp)
   }
@@ -209,9 +211,9 @@ export function ptxasChildSpec(
  */
 export function interpretPtxasResult(
   result: ChildResult,
-  context: { argv: string[]; inputRoute: InputRoute; mergeStderr: boolean },
+  context: { argv: string[]; inputRoute: InputRoute; mergeStderr: boolean; spawned?: { file: string; env?: NodeJS.ProcessEnv } },
 ): PtxasRun {
-  const verdict = decodeToolResult('ptxas', result)
+  const verdict = decodeToolResult('ptxas', result, context.spawned)
   let status: PtxasStatus = verdict.status
   let message = verdict.message
   let cubin: Buffer | null = null

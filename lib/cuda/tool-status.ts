@@ -3,7 +3,9 @@
 //
 //   exit 0        success
 //   exit 1..255   the tool failed; its stderr is the diagnostic, verbatim
-//   126 / 127     could not be executed / not found: a deployment problem, never "ptxas crashed"
+//   126 / 127     could not be executed / not found: a deployment problem, never "ptxas crashed";
+//                 when the harness saw the exec fail, the message says which program, what
+//                 failed and the errno's text ("failed to run 'x': Exec format error (no #! line?)")
 //   signal        the harness's strsignal text, " (core dumped)" included
 //   timeout       "Child timed out" (or "... but wouldn't die"); the child is already reaped
 //   abort         (async only) the caller's AbortSignal fired and the harness killed the child
@@ -12,6 +14,7 @@
 
 import { DIAGNOSTIC } from '../spawn/index.js'
 import type { ChildResult } from '../spawn/types.js'
+import { spawnFailureMessage } from '../spawn-failure.js'
 
 export type ToolStatus =
   | 'ok'
@@ -29,14 +32,18 @@ export interface ToolVerdict {
   message: string
 }
 
-export function decodeToolResult(tool: string, result: ChildResult): ToolVerdict {
+/**
+ * `tool` names the tool in the messages; `spawned` is what was started (a path, and the child's
+ * environment), which a message about a failed start names and reads its hint from.
+ */
+export function decodeToolResult(tool: string, result: ChildResult, spawned: { file: string; env?: NodeJS.ProcessEnv } = { file: tool }): ToolVerdict {
   if (result.aborted) return { status: 'aborted', message: result.diagnostic || DIAGNOSTIC.aborted }
   if (result.timedOut) return { status: 'timed-out', message: result.diagnostic || DIAGNOSTIC.timedOut }
   const spawnError = result.spawnError
   if (spawnError !== null) {
+    const message = spawnFailureMessage(spawned.file, spawnError, spawned.env)
     // E2BIG fails at exec too, but says nothing about the program: the argv was too big.
-    if (spawnError.stage === 'exec' && spawnError.code === 'E2BIG') return { status: 'spawn-failed', message: spawnError.message }
-    const message = result.diagnostic || spawnError.message
+    if (spawnError.stage === 'exec' && spawnError.code === 'E2BIG') return { status: 'spawn-failed', message }
     if (spawnError.stage === 'exec') return { status: spawnError.code === 'ENOENT' ? 'not-found' : 'not-executable', message }
     return { status: 'spawn-failed', message }
   }

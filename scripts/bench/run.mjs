@@ -14,6 +14,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { spawnChildSync } from '../../dist/index.js'
 import { median, pairedRatio, quantile } from '../../dist/bench/statistics.js'
+import { carriedSections } from './results-file.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '../..')
@@ -302,19 +303,10 @@ const doc = [
   '',
 ].join('\n')
 
-// The "## Soak" section is written by scripts/soak.mjs (npm run soak:long): carry it over.
-function soakSection(file) {
-  let text
-  try { text = fs.readFileSync(file, 'utf8') } catch { return '' }
-  const start = text.indexOf('\n## Soak')
-  if (start < 0) return ''
-  const next = text.indexOf('\n## ', start + 1)
-  return text.slice(start, next < 0 ? undefined : next).trimEnd() + '\n'
-}
-
 if (out) {
   fs.mkdirSync(path.dirname(out), { recursive: true })
-  fs.writeFileSync(out, doc + soakSection(out))
+  // The sections other scripts own (results-file.mjs) are carried over.
+  fs.writeFileSync(out, doc + carriedSections(out))
   log(`wrote ${path.relative(process.cwd(), out)}${svgOut ? ` and ${path.relative(process.cwd(), svgOut)}` : ''}`)
 }
 if (!out || quick) process.stdout.write(doc)

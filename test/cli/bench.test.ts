@@ -1,11 +1,13 @@
 // `tileharness bench` end to end, as a subprocess: the JSON it writes, its exit codes and
 // messages, the other exports, and an SVG that an XML parser accepts. No timing is asserted.
 import fs from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
 import t from 'tap'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { FIGURES } from '../../lib/bench/figures.js'
-import { REPO_ROOT, tempDir } from '../helpers.js'
+import { REPO_ROOT, script, tempDir } from '../helpers.js'
+import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
 
 const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
@@ -106,13 +108,15 @@ t.test('--reference, --shell, --rlimit, --no-measure, --show-output', async t =>
 })
 
 t.test('a failing run fails the benchmark, naming the command and why', async t => {
+  const noShebang = script(tempDir(t), 'no-shebang', 'echo hi\n')
   const rows: Array<[string[], RegExp]> = [
     [['-n', '3', 'true', 'sh -c "exit 3"'], /^tileharness bench: 'sh -c "exit 3"' exited with code 3 \(warmup run 1 of 1\); see its output with --show-output, or use --ignore-failure\n$/],
     [['-n', '3', '--warmup', '0', 'sh -c "exit 3"'], /^tileharness bench: 'sh -c "exit 3"' exited with code 3 \(run 1 of 3\)/],
     [['--timeout', '100ms', '--warmup', '0', 'sleep 5'], /^tileharness bench: 'sleep 5' timed out after 100 ms \(run 1 of 10\)\n$/],
     [['--warmup', '0', `sh -c 'kill -9 $$'`], /^tileharness bench: 'sh -c 'kill -9 \$\$'' was killed by SIGKILL/],
-    [['th-no-such-program'], /^tileharness bench: 'th-no-such-program' could not be started: No such file or directory\n$/],
-    [['--ignore-failure', 'th-no-such-program'], /could not be started/],
+    [['th-no-such-program'], /^tileharness bench: failed to run 'th-no-such-program': No such file or directory\n$/],
+    [['--ignore-failure', 'th-no-such-program --version'], /^tileharness bench: 'th-no-such-program --version': failed to run 'th-no-such-program': No such file or directory\n$/],
+    [[noShebang], new RegExp(`^tileharness bench: failed to run '${noShebang}': Exec format error \\(no #! line\\?\\)\n$`)],
   ]
   for (const [args, message] of rows) {
     const r = cli(args)
@@ -137,28 +141,28 @@ t.test('--ignore-failure keeps going and reports failed and timed-out runs', asy
   t.match(report.commands[1].runs[1], { exitCode: null, signal: 'SIGKILL', timedOut: true, diagnostic: 'Child timed out' })
 })
 
-t.test('bad options: one line, exit 125, never a stack trace', async t => {
+t.test('bad options: the message and a pointer to --help, exit 125, never a stack trace', async t => {
   const rows: Array<[string[], RegExp]> = [
-    [['--bogus', 'true'], /^tileharness bench: unknown option --bogus\n$/],
-    [[], /^tileharness bench: no command given\n$/],
-    [['-n', '0', 'true'], /^tileharness bench: invalid -n '0' \(a whole number >= 1\)\n$/],
+    [['--bogus', 'true'], /^tileharness bench: unknown option --bogus\n/],
+    [[], /^tileharness bench: no command given\n/],
+    [['-n', '0', 'true'], /^tileharness bench: invalid -n '0' \(a whole number >= 1\)\n/],
     [['--runs=x', 'true'], /^tileharness bench: invalid --runs 'x'/],
     [['--warmup', '-1', 'true'], /^tileharness bench: invalid --warmup '-1'/],
-    [['-n'], /^tileharness bench: option -n needs a value\n$/],
+    [['-n'], /^tileharness bench: option -n needs a value\n/],
     [['--timeout', '5x', 'true'], /^tileharness bench: invalid --timeout '5x'/],
-    [['--rlimit', 'bogus=5', 'true'], /^tileharness bench: rlimits\.bogus is not a resource limit/],
+    [['--rlimit', 'bogus=5', 'true'], /^tileharness bench: invalid --rlimit 'bogus=5' \(no resource 'bogus'; one of as, core, cpu, .*, stack\)\n/],
     [['--rlimit', 'nofile', 'true'], /^tileharness bench: invalid --rlimit 'nofile'/],
     [['--launcher', 'nope', 'true'], /^tileharness bench: invalid --launcher 'nope'/],
-    [['--shell=yes', 'true'], /^tileharness bench: option --shell takes no value\n$/],
+    [['--shell=yes', 'true'], /^tileharness bench: option --shell takes no value\n/],
     [['sh -c "unterminated'], /^tileharness bench: cannot split 'sh -c "unterminated': unterminated double quote/],
-    [['  '], /^tileharness bench: empty command ' {2}'\n$/],
-    [['--json', '/nonexistent-dir/x.json', 'true'], /^tileharness bench: --json: cannot write '\/nonexistent-dir\/x\.json' \(ENOENT on \/nonexistent-dir\)\n$/],
+    [['  '], /^tileharness bench: empty command ' {2}'\n/],
+    [['--json', '/nonexistent-dir/x.json', 'true'], /^tileharness bench: --json: cannot write '\/nonexistent-dir\/x\.json': directory '\/nonexistent-dir': no such file or directory \(ENOENT\)\n/],
   ]
   for (const [args, message] of rows) {
     const r = cli(args)
     t.equal(r.exitCode, 125, `${JSON.stringify(args)}: exit 125`)
     t.match(r.stderr.toString(), message, `${JSON.stringify(args)}: message`)
-    t.equal(r.stderr.toString().split('\n').length, 2, 'one line')
+    t.equal(r.stderr.toString().split('\n').slice(1).join('\n'), "Try 'tileharness bench --help' for more information.\n", 'then the pointer to --help')
     t.notMatch(r.stderr.toString(), /\n\s+at /, 'never a stack trace')
   }
 })
@@ -168,6 +172,85 @@ t.test('--help', async t => {
   t.equal(r.exitCode, 0)
   t.match(r.stdout.toString(), /^usage: tileharness bench \[-n 10\] \[--warmup 1\]/)
   t.match(r.stdout.toString(), /Tukey's fences/)
-  const top = spawnChildSync({ file: process.execPath, args: [MAIN, '--help'] })
-  t.match(top.stdout.toString(), /^ {2}bench +/m, 'listed in the top-level usage')
+})
+
+// Report files by the output rules (lib/cli/output.ts): checked when the options are read, before
+// the first run; written by the same rules when the benchmark is done.
+t.test('report files that cannot be written: refused before any run, exit 125', async t => {
+  const dir = tempDir(t)
+  const at = (name: string) => path.join(dir, name)
+  const ran = at('ran')
+  const command = `echo run >> '${ran}'`
+  fs.mkdirSync(at('a-directory'))
+  fs.writeFileSync(at('a-file'), '')
+  fs.symlinkSync('loop-b', at('loop-a'))
+  fs.symlinkSync('loop-a', at('loop-b'))
+  const server = net.createServer().listen(at('a-socket'))
+  await new Promise(resolve => server.once('listening', resolve))
+  t.teardown(() => { server.close() })
+  const rows: Array<[string[], string]> = [
+    [['--svg', at('a-directory')], `--svg: cannot write '${at('a-directory')}': it is a directory`],
+    [['--json', at('a-socket')], `--json: cannot write '${at('a-socket')}': it is a socket`],
+    [['--csv', at('loop-a')], `--csv: cannot write '${at('loop-a')}': too many levels of symbolic links`],
+    [['--markdown', at('a-file/x.md')], `--markdown: cannot write '${at('a-file/x.md')}': '${at('a-file')}' is not a directory`],
+    [['--json', at('no-dir/x.json')], `--json: cannot write '${at('no-dir/x.json')}': directory '${at('no-dir')}': no such file or directory (ENOENT)`],
+    [['--json', '-', '--csv', '/dev/stdout'], '--json and --csv would all write to standard output'],
+  ]
+  if (process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('a-block-device'), 'b', '7', '0'] }).exitCode === 0) {
+    rows.push([['--svg', at('a-block-device')], `--svg: cannot write '${at('a-block-device')}': it is a block device (only character devices and FIFOs are written in place)`])
+  }
+  for (const [options, message] of rows) {
+    const r = cli(['-n', '1', '--warmup', '0', '--shell', ...options, command])
+    t.equal(r.exitCode, 125, `${options.join(' ')}: exit 125`)
+    t.equal(r.stderr.toString(), `tileharness bench: ${message}\nTry 'tileharness bench --help' for more information.\n`, `${options.join(' ')}: message`)
+    t.equal(r.stdout.toString(), '', `${options.join(' ')}: no report`)
+  }
+  t.notOk(fs.existsSync(ran), 'no run was started')
+})
+
+t.test('a report directory this user cannot write: refused before any run (as nobody)', async t => {
+  const staged = stageForNobody(t)
+  if (typeof staged === 'string') return t.skip(staged)
+  const dir = tempDir(t)
+  fs.chmodSync(dir, 0o755) // nobody may enter, not write
+  const runs = tempDir(t)
+  fs.chmodSync(runs, 0o777)
+  const ran = path.join(runs, 'ran')
+  const main = path.join(staged.root, 'dist/cli/main.js')
+  const r = spawnChildSync({
+    file: staged.wrap[0], args: [...staged.wrap.slice(1), process.execPath, main, 'bench', '--shell', '--json', path.join(dir, 'r.json'), `echo run >> '${ran}'`],
+    env: nodeChildEnv(staged), timeout: 60000,
+  })
+  t.equal(r.exitCode, 125, r.stderr.toString())
+  t.equal(r.stderr.toString(), `tileharness bench: --json: cannot write '${path.join(dir, 'r.json')}': directory '${dir}': permission denied (EACCES)\nTry 'tileharness bench --help' for more information.\n`)
+  t.notOk(fs.existsSync(ran), 'no run was started')
+})
+
+t.test("report files: '-' is stdout (the summary moves to stderr), devices and FIFOs written in place, symlinks followed", async t => {
+  const dir = tempDir(t)
+  const at = (name: string) => path.join(dir, name)
+  for (const [option, output] of [['--json', '-'], ['--json', '/dev/stdout'], ['--csv', '-']]) {
+    const r = cli(['-n', '2', '--warmup', '0', option, output, 'true'], { cwd: dir })
+    t.equal(r.exitCode, 0, `${option} ${output}: ${r.stderr}`)
+    t.match(r.stderr.toString(), /^Benchmark 1: true$/m, `${option} ${output}: the summary on stderr`)
+    if (option === '--json') t.equal(JSON.parse(r.stdout.toString()).commands[0].runs.length, 2, `${option} ${output}: stdout is the JSON alone`)
+    else t.match(r.stdout.toString(), /^command,reference,figure,unit,/, `${option} ${output}: stdout is the CSV alone`)
+  }
+  t.same(fs.readdirSync(dir), [], "no file named '-', nor any other")
+
+  fs.mkdirSync(at('reports'))
+  fs.symlinkSync('reports/latest.json', at('latest.json'))
+  const nullDevice = process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('null'), 'c', '1', '3'] }).exitCode === 0 ? at('null') : '/dev/null'
+  const device = fs.statSync(nullDevice)
+  t.equal(spawnChildSync({ file: 'mkfifo', args: [at('fifo')] }).exitCode, 0)
+  const reader = startChild({ file: 'sh', args: ['-c', 'exec cat fifo > from-fifo.md'], cwd: dir, timeout: 60000 })
+  const r = await new Promise<ReturnType<typeof cli>>(resolve => setImmediate(() =>
+    resolve(cli(['-n', '2', '--warmup', '0', '--json', at('latest.json'), '--svg', nullDevice, '--markdown', at('fifo'), 'true']))))
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  t.match(r.stdout.toString(), /^Benchmark 1: true/, 'the summary on stdout')
+  t.ok(fs.lstatSync(at('latest.json')).isSymbolicLink(), 'the link stays a link')
+  t.equal(JSON.parse(fs.readFileSync(at('reports/latest.json'), 'utf8')).schema, 'tileharness-bench/1', 'its target got the JSON')
+  t.same([fs.lstatSync(nullDevice).isCharacterDevice(), fs.lstatSync(nullDevice).ino], [true, device.ino], `${nullDevice}: the same device node`)
+  t.equal((await reader.result).exitCode, 0)
+  t.match(fs.readFileSync(at('from-fifo.md'), 'utf8'), /^\| Command \|/, 'the FIFO carried the Markdown')
 })

@@ -9,31 +9,48 @@ const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
   spawnChildSync({ file: process.execPath, args: [MAIN, ...args], timeout: 60000, ...extra })
 
-t.test('exit status follows coreutils timeout', async t => {
+const TRY = "Try 'tileharness run --help' for more information.\n"
+
+t.test('exit status follows coreutils timeout; messages in its shape', async t => {
   const dir = tempDir(t)
   const noX = script(dir, 'no-x', '#!/bin/sh\n', 0o644)
+  const noShebang = script(dir, 'no-shebang', 'echo hi\n')
+  const badInterpreter = script(dir, 'bad-interpreter', '#!/nonexistent/th-python -u\nprint(1)\n')
   const rows: Array<[string[], number, RegExp | null]> = [
     [['run', '--', 'sh', '-c', 'exit 7'], 7, null],
     [['run', 'true'], 0, null],
     [['run', '--timeout', '100ms', '--', 'sleep', '10'], 124, /^tileharness run: Child timed out\n$/],
     [['run', '--timeout=0.1', 'sleep', '10'], 124, /Child timed out/],
-    [['run', '--bogus', 'true'], 125, /^tileharness run: unknown option --bogus\n$/],
+    [['run', '--bogus', 'true'], 125, new RegExp(`^tileharness run: unknown option --bogus\n${TRY}$`)],
     [['run', '--timeout', '5x', 'true'], 125, /^tileharness run: invalid --timeout '5x'/],
-    [['run', '--rlimit', 'bogus=5', 'true'], 125, /^tileharness run: rlimits\.bogus is not a resource limit/],
-    [['run', '--timeout'], 125, /^tileharness run: option --timeout needs a value\n$/],
-    [['run'], 125, /^tileharness run: no command given\n$/],
-    [['frobnicate'], 125, /^tileharness frobnicate: unknown command 'frobnicate'\n$/],
-    [['run', 'th-no-such-program'], 127, /^tileharness run: No such file or directory\n$/],
-    [['run', noX], 126, /^tileharness run: Program could not be executed\n$/],
+    [['run', '--rlimit', 'bogus=5', 'true'], 125, /^tileharness run: invalid --rlimit 'bogus=5' \(no resource 'bogus'; one of as, core, cpu, .*, stack\)\nTry/],
+    [['run', '--timeout'], 125, new RegExp(`^tileharness run: option --timeout needs a value\n${TRY}$`)],
+    [['run'], 125, new RegExp(`^tileharness run: no command given\n${TRY}$`)],
+    [['run', '--signal', '99', 'true'], 125, /^tileharness run: invalid --signal '99' \(a name such as TERM or a number such as 15\)\nTry/],
+    [['run', '--signal', 'SIGFOO', 'true'], 125, /^tileharness run: invalid --signal 'SIGFOO'/],
+    [['run', 'th-no-such-program'], 127, /^tileharness run: failed to run 'th-no-such-program': No such file or directory\n$/],
+    [['run', noX], 126, new RegExp(`^tileharness run: failed to run '${noX}': Permission denied \\(it has no execute permission\\)\n$`)],
+    [['run', noShebang, 'arg'], 126, new RegExp(`^tileharness run: failed to run '${noShebang}': Exec format error \\(no #! line\\?\\)\n$`)],
+    [['run', '--launcher', 'fork', noShebang], 126, /: Exec format error \(no #! line\?\)\n$/],
+    [['run', badInterpreter], 127, new RegExp(`^tileharness run: failed to run '${badInterpreter}': No such file or directory \\(its #! interpreter '/nonexistent/th-python' was not found\\)\n$`)],
+    [['run', dir], 126, new RegExp(`^tileharness run: failed to run '${dir}': Permission denied \\(it is a directory\\)\n$`)],
     [['run', '--', 'sh', '-c', 'kill -TERM $$'], 143, null],
     [['run', '--', 'sh', '-c', 'kill -SEGV $$'], 139, null],
-    [['run', '--cwd', '/nonexistent', 'true'], 126, /Couldn't change directory/],
+    [['run', '--cwd', '/nonexistent', 'true'], 126, /^tileharness run: failed to run 'true': cannot change directory to '\/nonexistent': No such file or directory\n$/],
   ]
   for (const [args, code, stderr] of rows) {
     const r = cli(args)
     t.equal(r.exitCode, code, `${args.join(' ')} -> ${code}`)
     if (stderr) t.match(r.stderr.toString(), stderr, `${args.join(' ')}: message`)
     t.notMatch(r.stderr.toString(), /\n\s+at /, 'never a stack trace')
+  }
+})
+
+t.test('--signal takes a name or a number, as kill(1) does', async t => {
+  for (const signal of ['15', 'TERM', 'SIGTERM', 'term']) {
+    const r = cli(['run', '--json', '--signal', signal, '--timeout', '100ms', 'sleep', '10'])
+    t.equal(r.exitCode, 124, `--signal ${signal}: timed out`)
+    t.equal(JSON.parse(r.stdout.toString()).signal, 'SIGTERM', `--signal ${signal}: the child got SIGTERM`)
   }
 })
 

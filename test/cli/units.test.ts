@@ -18,5 +18,5 @@ t.test('parseRlimit', async t => {
   t.same(parseRlimit('NOFILE=256'), ['nofile', 256])
   t.same(parseRlimit('RLIMIT_CORE=unlimited'), ['core', 'unlimited'])
   t.same(parseRlimit('nofile=64:128'), ['nofile', { soft: 64, hard: 128 }])
-  for (const bad of ['as', '=5', 'as=', 'as=lots']) t.throws(() => parseRlimit(bad), { code: 'ERR_USAGE' }, bad)
+  for (const bad of ['as', '=5', 'as=', 'as=lots', 'bogus=5', 'rlimit_=1', '__proto__=1']) t.throws(() => parseRlimit(bad), { code: 'ERR_USAGE' }, bad)
 })

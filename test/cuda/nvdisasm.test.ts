@@ -133,7 +133,7 @@ t.test('dump command failures, through the harness', async (t) => {
   const tempRoot = join(dir, 'tmp')
   mkdirSync(tempRoot)
   const rows: Array<[string, string, string, number | null, string, string]> = [
-    ['not found', 'nvdisasm-that-is-not-installed -c', 'not-found', 127, DIAGNOSTIC.notFound, ''],
+    ['not found', 'nvdisasm-that-is-not-installed -c', 'not-found', 127, "failed to run 'nvdisasm-that-is-not-installed': No such file or directory", ''],
     ['exit 1 with stderr', `${fakeTool(dir, 'fail', 'printf "nvdisasm fatal   : Could not open input file\\n" >&2; exit 1')} -c`, 'failed', 1, `${join(dir, 'fail')} exited with status 1`, 'nvdisasm fatal   : Could not open input file\n'],
     ['signal', fakeTool(dir, 'sig', 'kill -TERM $$'), 'signaled', null, 'Terminated', ''],
     ['timeout', fakeTool(dir, 'sleeper', 'exec sleep 30'), 'timed-out', null, DIAGNOSTIC.timedOut, ''],

@@ -274,8 +274,8 @@ t.test("compile: the seed's exit-code table through fake ptxas scripts -> status
   const notExecutable = join(dir, 'noexec')
   writeFileSync(notExecutable, '#!/bin/sh\n', { mode: 0o644 })
   const rows: Array<[string, Partial<ProgramConfig>, string, string | RegExp, string]> = [
-    ['not found', { ptxas: join(dir, 'none', 'ptxas') }, 'not-found', DIAGNOSTIC.notFound, ''],
-    ['not executable', { ptxas: notExecutable }, 'not-executable', DIAGNOSTIC.couldNotExecute, ''],
+    ['not found', { ptxas: join(dir, 'none', 'ptxas') }, 'not-found', `failed to run '${join(dir, 'none', 'ptxas')}': No such file or directory`, ''],
+    ['not executable', { ptxas: notExecutable }, 'not-executable', `failed to run '${notExecutable}': Permission denied (it has no execute permission)`, ''],
     ['exit 1', { ptxas: fakeTool(dir, 'exit1', 'printf "  odd \\r\\n\\n" >&2; exit 1') }, 'failed', 'ptxas exited with status 1', '  odd \r\n\n'],
     ['killed by a signal', { ptxas: fakeTool(dir, 'sigterm', 'echo dying >&2; kill -TERM $$') }, 'signaled', 'Terminated', 'dying\n'],
     ['timeout', { ptxas: fakeTool(dir, 'sleeper', 'exec sleep 30'), timeout: 300 }, 'timed-out', DIAGNOSTIC.timedOut, ''],
@@ -452,7 +452,7 @@ t.test('compile: a failing SASS dump is a compile failure (status 5), no output'
     ['an empty command', { dumpSassCommand: '' }, EMPTY_DUMP_SASS_COMMAND, ''],
     ['a blank command', { dumpSassCommand: ' \t ' }, EMPTY_DUMP_SASS_COMMAND, ''],
     ['an unterminated quote', { dumpSassCommand: "nvdisasm '-c" }, /dumpSassCommand/, ''],
-    ['a missing program', { dumpSassCommand: 'th-no-such-disassembler -c' }, DIAGNOSTIC.notFound, ''],
+    ['a missing program', { dumpSassCommand: 'th-no-such-disassembler -c' }, "failed to run 'th-no-such-disassembler': No such file or directory", ''],
   ]
   if (searchPath('nvdisasm', process.env) === null) {
     rows.push(['nvdisasm missing: how to find it', { dumpSassCommand: 'nvdisasm -c', env: noRoot }, /^nvdisasm was not found on PATH \(No such file or directory\); put a CUDA toolkit's bin directory on PATH/, ''])

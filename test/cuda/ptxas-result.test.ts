@@ -53,25 +53,28 @@ t.test("decodeToolResult: the seed's exit-code table", async (t) => {
   const enoent = { stage: 'exec' as const, code: 'ENOENT', errno: 2, message: "Couldn't execute 'ptxas': No such file or directory" }
   const eacces = { stage: 'exec' as const, code: 'EACCES', errno: 13, message: "Couldn't execute 'ptxas': Permission denied" }
   const e2big = { stage: 'exec' as const, code: 'E2BIG', errno: 7, message: "Couldn't execute 'ptxas': Argument list too long" }
+  const enoexec = { stage: 'exec' as const, code: 'ENOEXEC', errno: 8, message: "Couldn't execute 'ptxas': Exec format error" }
   const pipe = { stage: 'pipe' as const, code: 'EMFILE', errno: 24, message: "Couldn't create a pipe: Too many open files" }
   const rows: Array<[string, Parameters<typeof fakeResult>[0], string, string]> = [
     ['exit 0', { exitCode: 0 }, 'ok', ''],
-    ['exit 1', { exitCode: 1 }, 'failed', 'ptxas exited with status 1'],
-    ['exit 255 (every ptxas failure)', { exitCode: 255 }, 'failed', 'ptxas exited with status 255'],
-    ['exit 125', { exitCode: 125 }, 'failed', 'ptxas exited with status 125'],
+    ['exit 1', { exitCode: 1 }, 'failed', 'th-ptxas exited with status 1'],
+    ['exit 255 (every ptxas failure)', { exitCode: 255 }, 'failed', 'th-ptxas exited with status 255'],
+    ['exit 125', { exitCode: 125 }, 'failed', 'th-ptxas exited with status 125'],
     ['exit 126 from a wrapper', { exitCode: 126 }, 'not-executable', DIAGNOSTIC.couldNotExecute],
     ['exit 127 from a wrapper', { exitCode: 127 }, 'not-found', DIAGNOSTIC.notFound],
-    ['exec ENOENT', { exitCode: 127, spawnError: enoent, diagnostic: DIAGNOSTIC.notFound }, 'not-found', DIAGNOSTIC.notFound],
-    ['exec EACCES', { exitCode: 126, spawnError: eacces, diagnostic: DIAGNOSTIC.couldNotExecute }, 'not-executable', DIAGNOSTIC.couldNotExecute],
-    ['exec E2BIG is about the argv, not the program', { exitCode: 126, spawnError: e2big, diagnostic: DIAGNOSTIC.couldNotExecute }, 'spawn-failed', e2big.message],
-    ['pipe failure', { exitCode: null, spawnError: pipe, diagnostic: pipe.message }, 'spawn-failed', pipe.message],
+    // The program, what failed and the errno's text, as `tileharness run` says it.
+    ['exec ENOENT', { exitCode: 127, spawnError: enoent, diagnostic: DIAGNOSTIC.notFound }, 'not-found', "failed to run 'th-ptxas': No such file or directory"],
+    ['exec EACCES', { exitCode: 126, spawnError: eacces, diagnostic: DIAGNOSTIC.couldNotExecute }, 'not-executable', "failed to run 'th-ptxas': Permission denied"],
+    ['exec ENOEXEC', { exitCode: 126, spawnError: enoexec, diagnostic: DIAGNOSTIC.couldNotExecute }, 'not-executable', "failed to run 'th-ptxas': Exec format error (no #! line?)"],
+    ['exec E2BIG is about the argv, not the program', { exitCode: 126, spawnError: e2big, diagnostic: DIAGNOSTIC.couldNotExecute }, 'spawn-failed', "failed to run 'th-ptxas': Argument list too long"],
+    ['pipe failure', { exitCode: null, spawnError: pipe, diagnostic: pipe.message }, 'spawn-failed', "failed to run 'th-ptxas': cannot create a pipe: Too many open files (the open-file limit (ulimit -n) reached?)"],
     ['signal', { exitCode: null, signal: 'SIGSEGV', coreDumped: true, diagnostic: 'Segmentation fault (core dumped)' }, 'signaled', 'Segmentation fault (core dumped)'],
     ['timeout', { exitCode: null, signal: 'SIGKILL', timedOut: true, diagnostic: DIAGNOSTIC.timedOut }, 'timed-out', DIAGNOSTIC.timedOut],
     ["timeout, wouldn't die", { exitCode: null, timedOut: true, diagnostic: DIAGNOSTIC.wouldntDie }, 'timed-out', DIAGNOSTIC.wouldntDie],
     ['aborted by the caller (async)', { exitCode: null, signal: 'SIGKILL', aborted: true, diagnostic: DIAGNOSTIC.aborted }, 'aborted', DIAGNOSTIC.aborted],
   ]
   for (const [name, overrides, status, message] of rows) {
-    const verdict = decodeToolResult('ptxas', fakeResult(overrides))
+    const verdict = decodeToolResult('th-ptxas', fakeResult(overrides))  // a name no PATH holds: no hint read from a file
     t.same(verdict, { status, message }, name)
     t.notMatch(verdict.message, /crash/i, `${name}: never "crashed"`)
   }

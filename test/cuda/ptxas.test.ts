@@ -127,10 +127,14 @@ t.test("the seed's exit-code table, through the harness", async (t) => {
   const dir = scratchDir(t)
   const notExecutable = join(dir, 'ptxas-noexec')
   writeFileSync(notExecutable, '#!/bin/sh\nexit 0\n', { mode: 0o644 })
+  const noShebang = join(dir, 'ptxas-no-shebang')
+  writeFileSync(noShebang, 'exit 0\n', { mode: 0o755 })
   const rows: Array<[string, Partial<RunPtxasOptions>, string, number | null, string | RegExp, string]> = [
-    ['not on PATH', { env: { PATH: join(dir, 'nowhere') } }, 'not-found', 127, DIAGNOSTIC.notFound, ''],
-    ['no such file', { ptxas: join(dir, 'nope', 'ptxas') }, 'not-found', 127, DIAGNOSTIC.notFound, ''],
-    ['not executable', { ptxas: notExecutable }, 'not-executable', 126, DIAGNOSTIC.couldNotExecute, ''],
+    // A failed start names the program, what failed and the errno's text (lib/spawn-failure.ts).
+    ['not on PATH', { env: { PATH: join(dir, 'nowhere') } }, 'not-found', 127, "failed to run 'ptxas': No such file or directory", ''],
+    ['no such file', { ptxas: join(dir, 'nope', 'ptxas') }, 'not-found', 127, `failed to run '${join(dir, 'nope', 'ptxas')}': No such file or directory`, ''],
+    ['not executable', { ptxas: notExecutable }, 'not-executable', 126, `failed to run '${notExecutable}': Permission denied (it has no execute permission)`, ''],
+    ['no #! line', { ptxas: noShebang }, 'not-executable', 126, `failed to run '${noShebang}': Exec format error (no #! line?)`, ''],
     ['a wrapper that cannot find ptxas exits 127', { ptxas: fakeTool(dir, 'wrap127', 'echo "wrap127: 2: exec: ptxas: not found" >&2; exit 127') }, 'not-found', 127, DIAGNOSTIC.notFound, 'wrap127: 2: exec: ptxas: not found\n'],
     ['a wrapper that cannot exec ptxas exits 126', { ptxas: fakeTool(dir, 'wrap126', 'exit 126') }, 'not-executable', 126, DIAGNOSTIC.couldNotExecute, ''],
     ['exit 1', { ptxas: fakeTool(dir, 'exit1', 'printf "  odd text \\r\\n\\n" >&2; exit 1') }, 'failed', 1, 'ptxas exited with status 1', '  odd text \r\n\n'],

@@ -9,7 +9,7 @@ import t from 'tap'
 import { quoteForSplit, splitCommand } from '../../lib/cuda/index.js'
 import { KNOB_TYPES, KnobFileError, parseKnobFile, validateKnobFile } from '../../lib/cuda/knobs.js'
 import { parseRunArgs } from '../../lib/cli/run.js'
-import { UsageError } from '../../lib/cli/options.js'
+import { HelpRequested, UsageError } from '../../lib/cli/options.js'
 import { parseDuration, parseRlimit, parseSize } from '../../lib/cli/units.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
 import { tempDir } from '../helpers.js'
@@ -161,16 +161,16 @@ t.test('CLI units', async t => {
 t.test('tileharness run: option parsing, then spec validation', async t => {
   const option = fc.oneof(
     fc.constantFrom('--timeout', '--kill-after', '--signal', '--rlimit', '--cwd', '--env', '--launcher', '--setsid',
-      '--merge-stderr', '--usage', '--json', '--', '-', '--bogus', '--timeout=', '--rlimit=nofile=64', '--signal=TERM', '--env=A=1', '--launcher=fork'),
+      '--merge-stderr', '--usage', '--json', '--help', '-h', '--', '-', '--bogus', '--timeout=', '--rlimit=nofile=64', '--signal=TERM', '--env=A=1', '--launcher=fork'),
     fc.constantFrom('5s', '100ms', 'x', 'TERM', 'SIGKILL', 'KILL', 'nofile=64', 'as=2G:4G', 'core=unlimited', 'bogus=1', '/tmp', 'A=B', '=', 'fork', 'posix_spawn', 'true'),
     anyText,
   )
-  await fuzz(t, 'parseRunArgs: options or a UsageError; the spec: valid or a typed error', fc.property(fc.array(option, { maxLength: 8 }), argv => {
+  await fuzz(t, 'parseRunArgs: options, a UsageError or -h/--help; the spec: valid or a typed error', fc.property(fc.array(option, { maxLength: 8 }), argv => {
     let options
     try {
       options = parseRunArgs(argv)
     } catch (e) {
-      if (e instanceof UsageError) return
+      if (e instanceof UsageError || e instanceof HelpRequested) return
       throw e
     }
     try {

@@ -16,6 +16,7 @@
 import { performance } from 'node:perf_hooks'
 import { readCubin, type CubinKernel } from '../../elf/cubin.js'
 import { packageHostObject } from '../../elf/package.js'
+import { DIAGNOSTIC } from '../../spawn/index.js'
 import type { ChildRusage } from '../../spawn/types.js'
 import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
 import { runPtxasAsync, type InputRoute } from '../ptxas.js'
@@ -127,7 +128,7 @@ async function runTools(
   })
   if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'ptxas'])
   if (!run.ok || run.cubin === null) {
-    const reason = run.status === 'not-found' && config.ptxas === undefined ? toolNotFoundHint('ptxas', env, run.message) : run.message
+    const reason = run.status === 'not-found' && config.ptxas === undefined ? toolNotFoundHint('ptxas', env) : run.message
     throw compileFailed(reason, { diagnostics: run.diagnostics, tool: 'ptxas', toolStatus: run.status })
   }
   const cubin = run.cubin
@@ -159,7 +160,7 @@ async function runTools(
     const dump = await dumpWordsAsync(withToolkitNvdisasm(words, env), cubin, { timeout: timeoutLeft(), ...common })
     if (dump.diagnostics !== '') diagnostics.push([dump.diagnostics, 'dump-sass'])
     if (!dump.ok) {
-      const reason = dump.status === 'not-found' && words[0] === 'nvdisasm' ? toolNotFoundHint('nvdisasm', env, dump.message) : dump.message
+      const reason = dump.status === 'not-found' && words[0] === 'nvdisasm' ? toolNotFoundHint('nvdisasm', env) : dump.message
       throw compileFailed(reason, { diagnostics: dump.diagnostics, tool: 'dump-sass', toolStatus: dump.status })
     }
     sass = dump.sass
@@ -215,8 +216,8 @@ function withToolkitNvdisasm(words: string[], env: Env): string[] {
   return location === null || location.source === 'PATH' ? words : [location.path, ...words.slice(1)]
 }
 
-/** How to make `tool` findable: the fix, not just the symptom (`diagnostic`, the harness's words). */
-export function toolNotFoundHint(tool: CudaTool, env: Env = process.env, diagnostic = 'No such file or directory'): string {
+/** How to make `tool` findable: the fix, not just the symptom (`diagnostic`, the errno's text). */
+export function toolNotFoundHint(tool: CudaTool, env: Env = process.env, diagnostic: string = DIAGNOSTIC.notFound): string {
   const root = CUDA_ROOT_VARIABLES.find((v) => env[v] !== undefined && env[v] !== '')
   const looked = root === undefined ? 'on PATH' : `on PATH or in $${root}/bin (${root}=${env[root]})`
   return `${tool} was not found ${looked} (${diagnostic}); put a CUDA toolkit's bin directory on PATH ` +

@@ -1,0 +1,186 @@
+// Where a command's output file goes (`compile -o`, `bench --json/--markdown/--csv/--svg`),
+// decided before any work is spent on it and decided again, by the same rules, when it is written:
+//
+//   -                               standard output
+//   a regular file, or no file yet  replaced atomically: a temp file in the same directory, then
+//                                   rename(2) over it, so a reader sees the old file or the new one
+//                                   (its permission bits are kept)
+//   a symlink                       followed, link by link; its target is replaced atomically (or
+//                                   created), and the link stays a link
+//   a character device, a FIFO      written directly, never replaced: /dev/null stays a device
+//                                   node even for root, a FIFO's reader gets the bytes
+//   /dev/stdout, /dev/fd/N, ...     a descriptor of this process: written to it directly
+//   anything else                   refused, with what it is: a directory, a socket, a block device
+//
+// A check that passes can still be overtaken (the file changes between the check and the write);
+// the write then follows what is there at that moment, refusing as the check would have.
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+
+export type OutputTarget =
+  /** Standard output or error of this process: `-`, /dev/stdout, /dev/fd/1, /proc/self/fd/2. */
+  | { kind: 'stream'; fd: 1 | 2 }
+  /** Another descriptor of this process (/dev/fd/N). */
+  | { kind: 'descriptor'; fd: number }
+  /** A character device or FIFO, opened and written in place. */
+  | { kind: 'direct'; path: string }
+  /** A regular file, existing or not, replaced atomically; `path` is the symlinks' final target. */
+  | { kind: 'replace'; path: string; mode: number | null }
+
+/** An output that cannot be written; `message` says why, without the path (the caller names it). */
+export class OutputRefused extends Error {}
+
+const MAX_LINKS = 40 // as the kernel's own limit for a path walk (ELOOP)
+
+/** What writing `file` means, by the rules above; throws OutputRefused when it cannot be written. */
+export function resolveOutput(file: string): OutputTarget {
+  if (file === '-') return { kind: 'stream', fd: 1 }
+  if (file === '') throw new OutputRefused('an empty file name')
+  let current = path.resolve(file)
+  for (let links = 0; ; links++) {
+    const dir = realDirectory(current)
+    current = path.join(dir, path.basename(current))
+    const stat = statOf(current, fs.lstatSync)
+    if (stat === null) return replace(current, dir, null)
+    if (stat.isSymbolicLink()) {
+      // /proc/<pid>/fd/N are not paths to follow but descriptors ("pipe:[1234]" is no file name).
+      const fd = ownDescriptor(dir, current)
+      if (fd !== null) return descriptor(fd, current)
+      if (dir.startsWith('/proc/')) return inPlace(current, statOf(current, fs.statSync))
+      if (links === MAX_LINKS) throw new OutputRefused('too many levels of symbolic links')
+      current = path.resolve(dir, fs.readlinkSync(current))
+      continue
+    }
+    if (stat.isFile()) return replace(current, dir, stat.mode & 0o7777)
+    return inPlace(current, stat)
+  }
+}
+
+/** True when `file` means this process's standard output (so the command's own report must move). */
+export function isStandardOutput(target: OutputTarget): boolean {
+  return target.kind === 'stream' && target.fd === 1
+}
+
+/** Writes `data` to `file` by the rules above, deciding again from what is there now. */
+export async function writeOutput(file: string, data: string | Uint8Array): Promise<void> {
+  const target = resolveOutput(file)
+  switch (target.kind) {
+    case 'stream': return writeStream(target.fd === 1 ? process.stdout : process.stderr, data)
+    case 'descriptor': return writeAll(target.fd, data)
+    case 'direct': {
+      // No O_CREAT, no O_TRUNC: the node is written, never made or emptied.
+      const fd = fs.openSync(target.path, fs.constants.O_WRONLY | fs.constants.O_NOCTTY)
+      try {
+        writeAll(fd, data)
+      } finally {
+        fs.closeSync(fd)
+      }
+      return
+    }
+    case 'replace': return replaceAtomically(target.path, data, target.mode)
+  }
+}
+
+/** The object of `stat` when it can be written in place, else OutputRefused saying what it is. */
+function inPlace(file: string, stat: fs.Stats | null): OutputTarget {
+  if (stat === null) throw new OutputRefused('a link to nothing')
+  if (stat.isCharacterDevice() || stat.isFIFO()) return { kind: 'direct', path: file }
+  if (stat.isFile()) return { kind: 'direct', path: file } // an open file reached through /proc
+  if (stat.isDirectory()) throw new OutputRefused('it is a directory')
+  if (stat.isSocket()) throw new OutputRefused('it is a socket')
+  if (stat.isBlockDevice()) throw new OutputRefused('it is a block device (only character devices and FIFOs are written in place)')
+  throw new OutputRefused('it is not a regular file, a character device or a FIFO')
+}
+
+/** A file replaced (or made) by a temp file and a rename in `dir`: the directory must take both. */
+function replace(file: string, dir: string, mode: number | null): OutputTarget {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK)
+  } catch (error) {
+    throw new OutputRefused(`directory '${dir}': ${errnoText(error)}`)
+  }
+  return { kind: 'replace', path: file, mode }
+}
+
+/** The real directory holding `file` (its symlinks resolved); OutputRefused when there is none. */
+function realDirectory(file: string): string {
+  const dir = path.dirname(file)
+  let real: string
+  try {
+    real = fs.realpathSync(dir)
+  } catch (error) {
+    throw new OutputRefused(`directory '${dir}': ${errnoText(error)}`)
+  }
+  if (!fs.statSync(real).isDirectory()) throw new OutputRefused(`'${dir}' is not a directory`)
+  return real
+}
+
+/** `stat(file)`; null when there is no such file, OutputRefused for any other error. */
+function statOf(file: string, stat: (file: string) => fs.Stats): fs.Stats | null {
+  try {
+    return stat(file)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw new OutputRefused(errnoText(error))
+  }
+}
+
+/** N when `file` is /proc/<this pid>/fd/N (or a thread's), reached from /dev/stdout, /dev/fd/N. */
+function ownDescriptor(dir: string, file: string): number | null {
+  const m = /^\/proc\/(\d+)(?:\/task\/\d+)?\/fd$/.exec(dir)
+  if (m === null || Number(m[1]) !== process.pid) return null
+  const fd = Number(path.basename(file))
+  return Number.isSafeInteger(fd) ? fd : null
+}
+
+function descriptor(fd: number, file: string): OutputTarget {
+  if (fd === 1 || fd === 2) return { kind: 'stream', fd }
+  // What the descriptor is must be writable in place: never rename over a file we hold open.
+  inPlace(file, statOf(file, fs.statSync))
+  return { kind: 'descriptor', fd }
+}
+
+function replaceAtomically(file: string, data: string | Uint8Array, mode: number | null): void {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
+  try {
+    const fd = fs.openSync(temp, 'wx', 0o666)
+    try {
+      writeAll(fd, data)
+      if (mode !== null) fs.fchmodSync(fd, mode)
+      fs.fsyncSync(fd)
+    } finally {
+      fs.closeSync(fd)
+    }
+    fs.renameSync(temp, file)
+  } catch (error) {
+    fs.rmSync(temp, { force: true })
+    throw error
+  }
+}
+
+function writeAll(fd: number, data: string | Uint8Array): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data
+  for (let done = 0; done < bytes.length;) done += fs.writeSync(fd, bytes, done, bytes.length - done)
+}
+
+/** Through the stream, so a pipe is written as Node writes it; a reader that left is no failure. */
+function writeStream(stream: NodeJS.WriteStream, data: string | Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(data, (error) => {
+      if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE') reject(error)
+      else resolve()
+    })
+  })
+}
+
+/** "no such file or directory (ENOENT)", from a Node errno error; its message otherwise. */
+export function errnoText(error: unknown): string {
+  const e = error as NodeJS.ErrnoException
+  if (typeof e?.code === 'string' && typeof e.syscall === 'string') {
+    // "ENOENT: no such file or directory, open 'x'" -> "no such file or directory (ENOENT)"
+    const what = e.message.replace(/^[A-Z]+: /, '').replace(/, \w+( '.*')?$/, '')
+    return `${what} (${e.code})`
+  }
+  return e instanceof Error ? e.message : String(error)
+}

@@ -1,0 +1,70 @@
+// `tileharness` itself, as a subprocess: --version, --help and `help [command]` on stdout with exit
+// 0; a bad command line on stderr in coreutils' two lines ("...\nTry '...' for more information.")
+// with the command's usage status, and nothing on stdout.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChildSync } from '../../lib/index.js'
+import { COMMANDS, synopsis } from '../../lib/cli/commands.js'
+import { REPO_ROOT } from '../helpers.js'
+
+const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
+const cli = (args: string[]) => {
+  const r = spawnChildSync({ file: process.execPath, args: [MAIN, ...args], timeout: 60000 })
+  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
+}
+
+t.test('--version: the package name and version', async t => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'))
+  t.same(cli(['--version']), { code: 0, out: `tileharness ${pkg.version}\n`, err: '' })
+})
+
+t.test('--help, -h and help: the list of commands on stdout, exit 0', async t => {
+  const top = cli(['--help'])
+  t.equal(top.code, 0)
+  t.equal(top.err, '')
+  t.match(top.out, /^usage: tileharness <command> \[options\]\n {7}tileharness help \[command\]\n {7}tileharness --version\n/)
+  for (const name of [...Object.keys(COMMANDS), 'help']) t.match(top.out, new RegExp(`^ {2}${name} +\\S`, 'm'), `lists ${name}`)
+  t.same(cli(['-h']), top, '-h is --help')
+  t.same(cli(['help']), top, 'help is --help')
+})
+
+t.test("each command's usage: CMD --help, CMD -h and help CMD print the same, on stdout", async t => {
+  for (const [name, command] of Object.entries(COMMANDS)) {
+    const help = cli([name, '--help'])
+    t.same(help, { code: 0, out: command.usage + '\n', err: '' }, `${name} --help`)
+    t.match(help.out, new RegExp(`^usage: tileharness ${name} `), `${name}: starts with its synopsis`)
+    const [first, ...rest] = synopsis(command.usage).split('\n')
+    const indent = ' '.repeat(`tileharness ${name} `.length)
+    t.ok(first.startsWith(`tileharness ${name} [`) && rest.every(line => line.startsWith(`${indent}[`)), `${name}: the synopsis's lines line up`)
+    t.match(help.out, /^ {2}-h, --help +print this and exit$/m, `${name}: documents -h, --help`)
+    t.same(cli([name, '-h']), help, `${name} -h`)
+    t.same(cli(['help', name]), help, `help ${name}`)
+  }
+  // Options are read in order, as getopt does: --help after a good option still prints the usage.
+  t.equal(cli(['run', '--timeout', '5s', '--help']).code, 0, 'run --timeout 5s --help')
+  t.equal(cli(['bench', '-n', '3', '--help']).code, 0, 'bench -n 3 --help')
+  t.equal(cli(['compile', '-O', '1', '-h']).code, 0, 'compile -O 1 -h')
+  // After run's command, --help belongs to the command.
+  const passed = cli(['run', '--', 'sh', '-c', 'echo "$1"', 'sh', '--help'])
+  t.same(passed, { code: 0, out: '--help\n', err: '' }, 'run -- CMD --help: the argument is the child\'s')
+})
+
+t.test('a bad command line: two lines on stderr, the usage status, nothing on stdout', async t => {
+  const top = "Try 'tileharness --help' for more information.\n"
+  const rows: Array<[string[], number, string]> = [
+    [[], 125, `tileharness: no command given\n${top}`],
+    [['frobnicate'], 125, `tileharness: unknown command 'frobnicate'\n${top}`],
+    [['--bogus'], 125, `tileharness: unknown option --bogus\n${top}`],
+    [['help', 'frobnicate'], 125, `tileharness help: unknown command 'frobnicate'\n${top}`],
+    [['help', 'run', 'bench'], 125, `tileharness help: extra operand 'bench'\n${top}`],
+    [['run', '--bogus', 'true'], 125, "tileharness run: unknown option --bogus\nTry 'tileharness run --help' for more information.\n"],
+    [['bench', '-x'], 125, "tileharness bench: unknown option -x\nTry 'tileharness bench --help' for more information.\n"],
+    // compile's usage status is the Program's configuration status.
+    [['compile', '--bogus'], 2, "tileharness compile: unknown option --bogus\nTry 'tileharness compile --help' for more information.\n"],
+    [['compile', '--bogus', '--help'], 2, "tileharness compile: unknown option --bogus\nTry 'tileharness compile --help' for more information.\n"],
+  ]
+  for (const [args, code, err] of rows) {
+    t.same(cli(args), { code, out: '', err }, `tileharness ${args.join(' ')}`)
+  }
+})
