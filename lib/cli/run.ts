@@ -10,7 +10,7 @@ export const HARNESS_FAILURE = 125
 
 export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s] [--signal SIG] [--rlimit as=2G]...
                        [--setsid] [--cwd DIR] [--env K=V]... [--merge-stderr] [--launcher L]
-                       [--usage] [--json] [--] CMD ARGS...
+                       [--usage] [--json] [--no-measure] [--] CMD ARGS...
 
   --timeout D       kill the child after D (500ms, 5s, 2m; a bare number is seconds)
   --kill-after D    send --signal (default TERM) at the deadline, then KILL after D
@@ -25,6 +25,9 @@ export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s
   --launcher L      auto (default), posix_spawn or fork
   --usage           print a resource report to stderr after the child ends
   --json            print the whole result as JSON on stdout (output captured, base64)
+  --no-measure      rusage as wait4 gives it to this process (max RSS then includes this
+                    process's own image); by default the child runs measured, so --usage and
+                    --json report its own max RSS, as GNU time does
   -h, --help        print this and exit
 
 exit status: the child's own; 124 timed out; 125 tileharness failed; 126 could not execute;
@@ -48,11 +51,13 @@ const RUN_OPTIONS: OptionTable = {
   'merge-stderr': { kind: 'flag' },
   usage: { kind: 'flag' },
   json: { kind: 'flag' },
+  'no-measure': { kind: 'flag' },
   help: HELP_OPTION,
 }
 
 export function parseRunArgs(argv: string[]): RunOptions {
-  const spec: ChildSpec = { file: '', stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' }
+  // Measured by default: users of /usr/bin/time -v want the child's own max RSS, not Node's.
+  const spec: ChildSpec = { file: '', stdin: 'inherit', stdout: 'inherit', stderr: 'inherit', measure: true }
   const env: Record<string, string> = {}
   let envGiven = false
   const rlimits: Record<string, unknown> = {}
@@ -79,6 +84,7 @@ export function parseRunArgs(argv: string[]): RunOptions {
         case 'merge-stderr': merge = true; break
         case 'usage': usage = true; break
         case 'json': json = true; break
+        case 'no-measure': spec.measure = false; break
       }
     },
   }, { operands: 'command' })

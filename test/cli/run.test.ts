@@ -115,3 +115,19 @@ t.test('signals sent to tileharness are forwarded to the child', async t => {
   t.equal(r.exitCode, 143, 'exit 128+15: the child died of the forwarded SIGTERM')
   t.ok(await eventually(() => processState(pid) !== 'alive'))
 })
+
+t.test("run measures by default: --json and --usage give the child's own max RSS, as GNU time does", async t => {
+  const measured = JSON.parse(cli(['run', '--json', '--', '/bin/true']).stdout.toString())
+  const plain = JSON.parse(cli(['run', '--json', '--no-measure', '--', '/bin/true']).stdout.toString())
+  t.equal(measured.rusageSource, 'helper', 'measured by default')
+  t.equal(plain.rusageSource, 'wait4', '--no-measure: wait4 as this process sees it')
+  t.ok(plain.rusage.maxRSS > 20 * 1024, `unmeasured, max RSS is Node's own image (${plain.rusage.maxRSS} KiB)`)
+  const gnu = spawnChildSync({ file: '/usr/bin/time', args: ['-f', '%M', '/bin/true'] })
+  const skip = gnu.exitCode === 0 ? false : 'GNU time is not installed'
+  t.test('within 2 MiB of GNU time for the same command', { skip }, async t => {
+    const gnuKiB = Number(gnu.stderr.toString().trim().split('\n').pop())
+    t.ok(Math.abs(measured.rusage.maxRSS - gnuKiB) <= 2048, `tileharness run ${measured.rusage.maxRSS} KiB, GNU time ${gnuKiB} KiB`)
+  })
+  const usage = cli(['run', '--usage', '--', '/bin/true'])
+  t.match(usage.stderr.toString(), /max RSS/, '--usage reports it')
+})
