@@ -54,7 +54,9 @@ t.test('FIFO stdio', { skip: noFifo }, async t => {
         case 'async-stdin':
           bound(DEADLINE + SLACK)
           t.equal(j.timedOut, true, 'timedOut', { result: j })
-          t.ok(j.ticks > 5, `the event loop kept turning while it was pending (${j.ticks} ticks of 10 ms)`)
+          // Any tick at all: an event loop frozen in open(2) could not run the interval before the
+          // result (and a FIFO with no peer would never give one). How many is the machine's load.
+          t.ok(j.ticks >= 1, `the event loop kept turning while it was pending (${j.ticks} ticks of 10 ms)`)
           break
         case 'async-abort':
           bound(100 + SLACK)
