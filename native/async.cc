@@ -96,7 +96,7 @@ class AsyncChild {
         return Started::Failed;
       }
     } else if (!LaunchNow()) {
-      if (child_.stage != Stage::None) SettleFailedLaunch(child_, outcome_);
+      SettleFailedLaunch(child_, outcome_);
       return Started::Failed;
     }
 
@@ -211,9 +211,7 @@ class AsyncChild {
   bool LaunchNow() {
     child_ = Launch(spec_);
     CloseOpenedPaths(spec_);
-    if (child_.stage == Stage::None && spec_.measure &&
-        !AwaitHelperStart(child_, opts_.timeoutMs > 0 ? start_ + opts_.timeoutMs * 1e6 : 0, outcome_))
-      return false;  // settled (a launch failure, or the deadline before the target started)
+    if (child_.stage == Stage::None && spec_.measure) AwaitHelperStart(child_);
     return child_.stage == Stage::None;
   }
 
@@ -250,7 +248,7 @@ class AsyncChild {
     bool opened = self->opener_->Take(self->spec_, self->child_);
     self->DropOpener();
     if (!opened || !self->LaunchNow()) {
-      if (self->child_.stage != Stage::None) SettleFailedLaunch(self->child_, self->outcome_);
+      SettleFailedLaunch(self->child_, self->outcome_);
       self->Finish();
       return;
     }

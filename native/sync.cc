@@ -59,13 +59,11 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   if (child.stage == Stage::None && OpenPaths(spec, wait.timeoutMs > 0 ? start + wait.timeoutMs * 1e6 : 0, child, outcome)) {
     child = Launch(spec);
     CloseOpenedPaths(spec);
-    // A measured child whose helper was settled here (it failed, or the deadline came before the
-    // target started) has pid 0 and nothing to wait for.
-    if (child.stage == Stage::None && spec.measure) AwaitHelperStart(child, wait.timeoutMs > 0 ? start + wait.timeoutMs * 1e6 : 0, outcome);
+    if (child.stage == Stage::None && spec.measure) AwaitHelperStart(child);
   }
-  if (child.stage == Stage::None && child.pid > 0) {
+  if (child.stage == Stage::None) {
     WaitSync(child, wait, timer.get(), outcome);
-  } else if (child.stage != Stage::None) {
+  } else {
     SettleFailedLaunch(child, outcome);
   }
   timer.reset();

@@ -109,27 +109,19 @@ void CloseLaunched(Launched &child) {
 
 }  // namespace
 
-bool AwaitHelperStart(Launched &child, double deadlineNs, WaitOutcome &outcome) {
+bool AwaitHelperStart(Launched &child) {
   th_helper_report report;
-  int rc = PollReadableUntil(child.reportR, deadlineNs);
+  int rc = PollReadableUntil(child.reportR, NowNs() + kHelperStartMs * 1e6);
   if (rc != 1 || !ReadReport(child.reportR, report)) {
-    // No start: the deadline came first, or the helper is gone without one. It is not left
-    // running (its target, if any, dies with it: PR_SET_PDEATHSIG).
+    // No start: the helper is gone without one, or stuck. It is not left running (its target, if
+    // any, dies with it: PR_SET_PDEATHSIG).
     kill(child.pid, SIGKILL);
     int status;
     struct rusage usage;
     Reap(child.pid, status, usage);
     child.pid = 0;
-    if (rc == 0) {
-      // As an unmeasured child killed at its deadline before it got far: timed out, SIGKILL.
-      outcome.timedOut = true;
-      outcome.haveStatus = true;
-      outcome.status = SIGKILL;
-      outcome.rusageSource = RusageSource::Unavailable;
-    } else {
-      child.stage = Stage::Spawn;
-      child.err = EPROTO;
-    }
+    child.stage = Stage::Spawn;
+    child.err = rc == 0 ? ETIMEDOUT : EPROTO;
     CloseLaunched(child);
     return false;
   }

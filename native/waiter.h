@@ -74,12 +74,14 @@ struct NextExpiry {
 };
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 
-// measure: waits (at most until deadlineNs, 0: none) for the helper's STARTED report and opens a
-// pidfd for the target, which every signal goes to from then on. False when there is nothing to
-// wait for, the helper reaped: child.stage says why (fork: the helper could not fork the target;
-// spawn: the helper died without a word), or, with no stage, the deadline came first and the
-// outcome says so (timed out, killed by SIGKILL, no rusage of the target's).
-bool AwaitHelperStart(Launched &child, double deadlineNs, WaitOutcome &outcome);
+// measure: waits for the helper's STARTED report (a fork in a small static program: well under a
+// millisecond, bounded by kHelperStartMs) and opens a pidfd for the target, which every signal goes
+// to from then on. The child's own deadline is not applied here: it acts on the target once it
+// exists, with killSignal and the escalation, exactly as on an unmeasured child. False when there
+// is no target, the helper reaped: child.stage says why (fork: the helper could not fork it;
+// spawn: the helper died without a word, or did not report within the bound).
+constexpr double kHelperStartMs = 10000;
+bool AwaitHelperStart(Launched &child);
 
 // The ref signals go to: the target when measured, else the child itself.
 ChildRef SignalTarget(const Launched &child, bool group);
