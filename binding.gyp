@@ -8,6 +8,7 @@
         "native/result.cc",
         "native/sync.cc",
         "native/async.cc",
+        "native/exit-clock.cc",
         "native/js-call.cc",
         "native/environ.cc",
         "native/path-open.cc",

@@ -1,7 +1,8 @@
 // The async waiter: the same launcher, watched from the environment's libuv loop. The child's
 // exit is a pidfd becoming readable (uv_poll), its pipes are uv_polls, the deadline and the kill
-// escalation are uv_timers: nothing runs on the libuv threadpool and no thread waits per child.
-// When the pidfd fires, the child is reaped with wait4 for its status and rusage, exactly as the
+// escalation are uv_timers: nothing runs on the libuv threadpool and no thread waits per child
+// (one process-wide thread, the exit clock, stamps when each pidfd became readable, so that a
+// busy loop does not lengthen durationMs). When the pidfd fires, the child is reaped with wait4 for its status and rusage, exactly as the
 // sync path does (CollectExit), and the run's facts go to the JS callback.
 //
 // Everything here that calls into JavaScript runs from a libuv callback, so it goes through
@@ -25,6 +26,7 @@
 #endif
 
 #include "addon.h"
+#include "exit-clock.h"
 #include "js-call.h"
 #include "path-open.h"
 
@@ -223,6 +225,7 @@ class AsyncChild {
       onKillList_ = true;
     }
     Watch(&pidPoll_, child_.pidfd, UV_READABLE, OnPidfd);
+    exitKey_ = WatchExit(child_.pidfd);
     if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
     if (child_.stdinW >= 0) {
@@ -405,7 +408,10 @@ class AsyncChild {
   void OnExit() {
     if (done_ || exited_) return;
     exited_ = true;
-    outcome_.exitNs = NowNs();
+    // When it exited, not when the loop got round to it (exit-clock.h).
+    double now = NowNs(), stamp = TakeExitStamp(exitKey_);
+    exitKey_ = 0;
+    outcome_.exitNs = stamp > 0 && stamp < now ? stamp : now;
     uv_timer_stop(&timer_);
     uv_timer_stop(&killTimer_);
     uv_poll_stop(&pidPoll_);
@@ -472,6 +478,8 @@ class AsyncChild {
   }
 
   void CloseAll() {
+    TakeExitStamp(exitKey_);
+    exitKey_ = 0;
     CloseFd(child_.reportR);
     CloseFd(child_.targetPidfd);
     StopAndClose(&pidPoll_, child_.pidfd);
@@ -505,6 +513,7 @@ class AsyncChild {
   std::unique_ptr<PathOpener> opener_;
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
+  uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;
   bool done_ = false;
   bool timerClosed_ = false;

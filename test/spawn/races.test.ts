@@ -23,48 +23,57 @@ function blockUntilExited(pid: number, measure: boolean, ms = 0): boolean {
 }
 
 
-t.test('an exit before a deadline the loop was too busy to act on is an exit', async t => {
-  for (const measure of MEASURE) {
-    const child = startChild({ file: 'true', timeout: 50, measure })
+/** Every launcher, measured and not: the races below are the same on each. */
+const WAYS = LAUNCHERS.flatMap(launcher => MEASURE.map(measure => ({ launcher, measure, label: `${launcher}${measure ? ' measured' : ''}` })))
+
+t.test('an exit before a deadline the loop was too busy to act on is an exit, and its duration is its lifetime', async t => {
+  for (const { launcher, measure, label } of WAYS) {
+    const start = performance.now()
+    const child = startChild({ file: 'true', timeout: 50, measure, launcher })
     t.ok(blockUntilExited(child.pid, measure, 100), 'the child exited and the deadline passed, the loop blocked all along')
+    // Hold the loop a good while longer: the result must not count it.
+    const seen = performance.now()
+    while (performance.now() - seen < 600);
+    const blocked = performance.now() - start
     const r = await child.result
     t.same({ exitCode: r.exitCode, signal: r.signal, timedOut: r.timedOut, diagnostic: r.diagnostic },
-      { exitCode: 0, signal: null, timedOut: false, diagnostic: '' }, `measure ${measure}: exited, not timed out`)
+      { exitCode: 0, signal: null, timedOut: false, diagnostic: '' }, `${label}: exited, not timed out`)
+    t.ok(r.durationMs < blocked - 300, `${label}: durationMs is when it exited (${r.durationMs.toFixed(1)} ms), not when the loop was free (${blocked.toFixed(1)} ms)`)
   }
 })
 
 t.test('kill() and abort after the child exited kill nothing', async t => {
-  for (const measure of MEASURE) {
-    const child = startChild({ file: 'sh', args: ['-c', 'exit 3'], measure })
+  for (const { launcher, measure, label } of WAYS) {
+    const child = startChild({ file: 'sh', args: ['-c', 'exit 3'], measure, launcher })
     const pid = child.pid
     t.ok(pid > 0)
     t.ok(blockUntilExited(pid, measure), 'the child has exited, and the loop has not seen it')
-    t.equal(child.kill(), false, `measure ${measure}: kill() on an exited child is false`)
+    t.equal(child.kill(), false, `${label}: kill() on an exited child is false`)
     const r = await child.result
     t.same({ exitCode: r.exitCode, aborted: r.aborted, signal: r.signal }, { exitCode: 3, aborted: false, signal: null })
     t.equal(child.kill(), false, 'and after the result too')
 
     const controller = new AbortController()
-    const aborted = startChild({ file: 'true', signal: controller.signal, measure })
+    const aborted = startChild({ file: 'true', signal: controller.signal, measure, launcher })
     t.ok(blockUntilExited(aborted.pid, measure))
     controller.abort()
     const a = await aborted.result
-    t.same({ exitCode: a.exitCode, aborted: a.aborted, diagnostic: a.diagnostic }, { exitCode: 0, aborted: false, diagnostic: '' }, `measure ${measure}: an abort after the exit is not an abort`)
+    t.same({ exitCode: a.exitCode, aborted: a.aborted, diagnostic: a.diagnostic }, { exitCode: 0, aborted: false, diagnostic: '' }, `${label}: an abort after the exit is not an abort`)
   }
 })
 
 t.test("a deadline is independent of kill()'s escalation", async t => {
-  for (const measure of MEASURE) {
+  for (const { launcher, measure, label } of WAYS) {
     // kill('SIGTERM') early, with forceKillAfterDelay 2 s; the deadline at 300 ms must still act
     // (TERM ignored, then its own SIGKILL 400 ms later): timedOut, long before kill()'s SIGKILL.
     const child = startChild({
-      file: 'sh', args: ['-c', "trap '' TERM; echo ready; sleep 10"], measure,
+      file: 'sh', args: ['-c', "trap '' TERM; echo ready; sleep 10"], measure, launcher,
       timeout: 300, killSignal: 'SIGTERM', forceKillAfterDelay: 400,
     })
     await new Promise(resolve => child.stdout.once('data', resolve))
     t.equal(child.kill('SIGTERM'), true)
     const r = await child.result
-    t.same({ timedOut: r.timedOut, signal: r.signal }, { timedOut: true, signal: 'SIGKILL' }, `measure ${measure}: the deadline acted`)
+    t.same({ timedOut: r.timedOut, signal: r.signal }, { timedOut: true, signal: 'SIGKILL' }, `${label}: the deadline acted`)
   }
 })
 
