@@ -11,10 +11,10 @@ import {
 } from '../bench/report.js'
 import { spawnChild, type ChildResult, type ChildSpec } from '../spawn/index.js'
 import { spawnFailureMessage } from '../spawn-failure.js'
-import { HELP_OPTION, LAUNCHERS, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { CHILD_OPTIONS, childSpecOf, defaultChildOptions, takeChildOption, type ChildOptions } from './child-options.js'
+import { UsageError, parseCommandLine, type OptionTable } from './options.js'
 import { OutputRefused, errnoText, isStandardOutput, resolveOutput, writeOutput } from './output.js'
 import { HARNESS_FAILURE } from './run.js'
-import { parseDuration, parseRlimit } from './units.js'
 
 export const BENCH_USAGE = `usage: tileharness bench [-n 10] [--warmup 1] [--timeout 30s] [--rlimit as=2G]...
                          [--json F] [--markdown F] [--csv F] [--svg F] [--reference 'CMD']
@@ -50,15 +50,11 @@ exit status: 0; 1 a run failed (non-zero exit, signal, timeout) or a command cou
 
 export const BENCH_FAILED = 1
 
-interface BenchOptions {
+interface BenchOptions extends ChildOptions {
   runs: number
   warmup: number
-  timeoutMs: number
-  rlimits: Record<string, unknown>
   shell: boolean
-  measure: boolean
   ignoreFailure: boolean
-  launcher: 'auto' | 'posix_spawn' | 'fork'
   showOutput: boolean
   reference: string | null
   commands: string[]
@@ -66,21 +62,17 @@ interface BenchOptions {
 }
 
 const BENCH_OPTIONS: OptionTable = {
+  ...CHILD_OPTIONS,
   runs: { kind: 'value', short: 'n' },
   warmup: { kind: 'value' },
-  timeout: { kind: 'value' },
-  rlimit: { kind: 'value' },
   json: { kind: 'value' },
   markdown: { kind: 'value' },
   csv: { kind: 'value' },
   svg: { kind: 'value' },
   reference: { kind: 'value' },
-  launcher: { kind: 'value' },
   shell: { kind: 'flag' },
   'ignore-failure': { kind: 'flag', short: 'i' },
-  'no-measure': { kind: 'flag' },
   'show-output': { kind: 'flag' },
-  help: HELP_OPTION,
 }
 
 function count(text: string, option: string, min: number): number {
@@ -104,22 +96,19 @@ function writablePath(file: string, option: string): string {
 
 export function parseBenchArgs(argv: string[]): BenchOptions {
   const o: BenchOptions = {
-    runs: 10, warmup: 1, timeoutMs: 0, rlimits: {}, shell: false, measure: true, ignoreFailure: false,
-    launcher: 'auto', showOutput: false, reference: null, commands: [], outputs: {},
+    ...defaultChildOptions(), runs: 10, warmup: 1, shell: false, ignoreFailure: false,
+    showOutput: false, reference: null, commands: [], outputs: {},
   }
   o.commands = parseCommandLine(argv, BENCH_OPTIONS, {
     option(name, value, option) {
+      if (takeChildOption(o, name, value, option)) return
       switch (name) {
         case 'runs': o.runs = count(value!, option, 1); break
         case 'warmup': o.warmup = count(value!, option, 0); break
-        case 'timeout': o.timeoutMs = parseDuration(value!, option); break
-        case 'rlimit': { const [limit, v] = parseRlimit(value!); o.rlimits[limit] = v; break }
         case 'json': case 'markdown': case 'csv': case 'svg': o.outputs[name] = writablePath(value!, option); break
         case 'reference': o.reference = value!; break
-        case 'launcher': o.launcher = oneOf(value!, LAUNCHERS, option); break
         case 'shell': o.shell = true; break
         case 'ignore-failure': o.ignoreFailure = true; break
-        case 'no-measure': o.measure = false; break
         case 'show-output': o.showOutput = true; break
       }
     },
@@ -160,9 +149,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     const [file, ...args] = commandArgv(command, o.shell)
     const output = o.showOutput ? 'inherit' as const : 'ignore' as const
     return {
-      file, args, stdin: 'ignore', stdout: output, stderr: output, measure: o.measure, launcher: o.launcher,
-      ...(o.timeoutMs > 0 ? { timeout: o.timeoutMs } : {}),
-      ...(Object.keys(o.rlimits).length ? { rlimits: o.rlimits as ChildSpec['rlimits'] } : {}),
+      file, args, stdin: 'ignore', stdout: output, stderr: output, ...childSpecOf(o),
     }
   })
   const collected: CommandRuns[] = commands.map((command, i) => ({ command, argv: [specs[i].file, ...specs[i].args!], runs: [] }))

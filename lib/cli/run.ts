@@ -2,8 +2,9 @@
 // `prlimit`, `setsid` and `/usr/bin/time -v`. Exit status follows coreutils timeout.
 import { startChild, signalName, signalNumber, type ChildResult, type ChildSpec } from '../spawn/index.js'
 import { spawnFailureMessage } from '../spawn-failure.js'
-import { HELP_OPTION, LAUNCHERS, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
-import { formatBytes, parseDuration, parseRlimit } from './units.js'
+import { CHILD_OPTIONS, childSpecOf, defaultChildOptions, takeChildOption } from './child-options.js'
+import { UsageError, parseCommandLine, type OptionTable } from './options.js'
+import { formatBytes, parseDuration } from './units.js'
 
 /** coreutils timeout's status for its own failures: a bad option, a command that could not be started. */
 export const HARNESS_FAILURE = 125
@@ -40,37 +41,31 @@ interface RunOptions {
 }
 
 const RUN_OPTIONS: OptionTable = {
-  timeout: { kind: 'value' },
+  ...CHILD_OPTIONS,
   'kill-after': { kind: 'value' },
   signal: { kind: 'value' },
-  rlimit: { kind: 'value' },
   cwd: { kind: 'value' },
   env: { kind: 'value' },
-  launcher: { kind: 'value' },
   setsid: { kind: 'flag' },
   'merge-stderr': { kind: 'flag' },
   usage: { kind: 'flag' },
   json: { kind: 'flag' },
-  'no-measure': { kind: 'flag' },
-  help: HELP_OPTION,
 }
 
 export function parseRunArgs(argv: string[]): RunOptions {
-  // Measured by default: users of /usr/bin/time -v want the child's own max RSS, not Node's.
-  const spec: ChildSpec = { file: '', stdin: 'inherit', stdout: 'inherit', stderr: 'inherit', measure: true }
+  const spec: ChildSpec = { file: '', stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' }
+  const child = defaultChildOptions()
   const env: Record<string, string> = {}
   let envGiven = false
-  const rlimits: Record<string, unknown> = {}
   let usage = false, json = false, merge = false
   let killAfter: number | undefined
   let signal: string | undefined
   const command = parseCommandLine(argv, RUN_OPTIONS, {
     option(name, value, option) {
+      if (takeChildOption(child, name, value, option)) return
       switch (name) {
-        case 'timeout': spec.timeout = parseDuration(value!, option); break
         case 'kill-after': killAfter = parseDuration(value!, option); break
         case 'signal': signal = value!; break
-        case 'rlimit': { const [limit, v] = parseRlimit(value!); rlimits[limit] = v; break }
         case 'cwd': spec.cwd = value!; break
         case 'env': {
           const k = value!.indexOf('=')
@@ -79,20 +74,18 @@ export function parseRunArgs(argv: string[]): RunOptions {
           envGiven = true
           break
         }
-        case 'launcher': spec.launcher = oneOf(value!, LAUNCHERS, option); break
         case 'setsid': spec.setsid = true; break
         case 'merge-stderr': merge = true; break
         case 'usage': usage = true; break
         case 'json': json = true; break
-        case 'no-measure': spec.measure = false; break
       }
     },
   }, { operands: 'command' })
   if (command.length === 0) throw new UsageError('no command given')
   spec.file = command[0]
   spec.args = command.slice(1)
+  Object.assign(spec, childSpecOf(child))
   if (envGiven) spec.env = { ...process.env, ...env }
-  if (Object.keys(rlimits).length) spec.rlimits = rlimits as ChildSpec['rlimits']
   if (signal !== undefined) spec.killSignal = killSignalOf(signal)
   if (killAfter !== undefined) {
     spec.killSignal ??= 'SIGTERM'

@@ -11,7 +11,7 @@ import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { argumentError, invalidType, invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { splitCommand } from '../split-command.js'
-import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
+import { checkBaseName, withPrivateTempFile, type PrivateTempFile, type TempFileRequest } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
 /** tileiras's documented default dumpSassCommand. */
@@ -84,14 +84,10 @@ export interface SassDump {
 /** Dump a cubin's SASS. Throws only for bad input (TypeError/RangeError). */
 export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): SassDump {
   const plan = planDump(commandWords(options), cubin, options, 'sync')
-  let temp: PrivateTempFile | null = null
-  try {
-    temp = cubinFile(plan)
+  return withPrivateTempFile(cubinFile(plan), temp => {
     const argv = dumpArgv(plan, temp)
     return interpretDumpResult(spawnChildSync(dumpChildSpec(argv, plan)), argv, plan.env)
-  } finally {
-    if (temp !== null) removePrivateTempFile(temp)
-  }
+  })
 }
 
 /** dumpSass on the event loop; the temp cubin outlives the child and no longer. */
@@ -109,14 +105,10 @@ export async function dumpWordsAsync(
   options: Omit<DumpSassOptions, 'command'>,
 ): Promise<SassDump> {
   const plan = planDump(words, cubin, options, 'async')
-  let temp: PrivateTempFile | null = null
-  try {
-    temp = cubinFile(plan)
+  return withPrivateTempFile(cubinFile(plan), async temp => {
     const argv = dumpArgv(plan, temp)
     return interpretDumpResult(await spawnChild(dumpChildSpec(argv, plan)), argv, plan.env)
-  } finally {
-    if (temp !== null) removePrivateTempFile(temp)
-  }
+  })
 }
 
 /**
@@ -183,8 +175,8 @@ function planDump(
 }
 
 /** The temp cubin, unless the caller gave a path (which stays the caller's). */
-function cubinFile(plan: DumpPlan): PrivateTempFile | null {
-  return plan.cubin === null ? null : createPrivateTempFile(`${plan.inputBaseName}.cubin`, plan.cubin, plan.tempRoot)
+function cubinFile(plan: DumpPlan): TempFileRequest | null {
+  return plan.cubin === null ? null : { name: `${plan.inputBaseName}.cubin`, data: plan.cubin, tempRoot: plan.tempRoot }
 }
 
 /** The command's words with the cubin path as the final argv element. */

@@ -17,7 +17,7 @@ import { invalidValue, requireAbortSignal, requireNoNul, requireObject, requireS
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
 import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
-import { checkBaseName, createPrivateTempFile, removePrivateTempFile, type PrivateTempFile } from './temp-file.js'
+import { checkBaseName, withPrivateTempFile, type PrivateTempFile, type TempFileRequest } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
 /** Where ptxas is told to write its cubin: our end of the stdout pipe. */
@@ -74,34 +74,30 @@ export interface PtxasRun {
 /** Compile PTX text with ptxas. Throws only for bad input (TypeError/RangeError, KnobFileError). */
 export function runPtxas(ptx: string, options: RunPtxasOptions): PtxasRun {
   const plan = planPtxas(ptx, options, 'sync')
-  let temp: PrivateTempFile | null = null
-  try {
-    temp = ptxInputFile(plan, ptx)
-    const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
-    const spec = ptxasChildSpec(argv, plan)
-    return interpretPtxasResult(spawnChildSync(spec), { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr, spawned: spec })
-  } finally {
-    if (temp !== null) removePrivateTempFile(temp)
-  }
+  return withPrivateTempFile(ptxInputFile(plan, ptx), temp => {
+    const launch = ptxasLaunch(plan, ptx, temp)
+    return interpretPtxasResult(spawnChildSync(launch.spawned), launch)
+  })
 }
 
 /** runPtxas on the event loop; the temp file, if any, outlives the child and no longer. */
 export async function runPtxasAsync(ptx: string, options: RunPtxasOptions): Promise<PtxasRun> {
   const plan = planPtxas(ptx, options, 'async')
-  let temp: PrivateTempFile | null = null
-  try {
-    temp = ptxInputFile(plan, ptx)
-    const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
-    const spec = ptxasChildSpec(argv, plan)
-    const result = await spawnChild(spec)
-    return interpretPtxasResult(result, { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr, spawned: spec })
-  } finally {
-    if (temp !== null) removePrivateTempFile(temp)
-  }
+  return withPrivateTempFile(ptxInputFile(plan, ptx), async temp => {
+    const launch = ptxasLaunch(plan, ptx, temp)
+    return interpretPtxasResult(await spawnChild(launch.spawned), launch)
+  })
 }
 
-function ptxInputFile(plan: PtxasPlan, ptx: string): PrivateTempFile | null {
-  return plan.inputRoute === 'file' ? createPrivateTempFile(`${plan.inputBaseName}.ptx`, ptx, plan.tempRoot) : null
+/** The PTX file ptxas reads, when the plan routes the text through one. */
+function ptxInputFile(plan: PtxasPlan, ptx: string): TempFileRequest | null {
+  return plan.inputRoute === 'file' ? { name: `${plan.inputBaseName}.ptx`, data: ptx, tempRoot: plan.tempRoot } : null
+}
+
+/** The argv and child spec of one ptxas run, and what interpreting its result needs. */
+function ptxasLaunch(plan: PtxasPlan, ptx: string, temp: PrivateTempFile | null) {
+  const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
+  return { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr, spawned: ptxasChildSpec(argv, plan) }
 }
 
 interface PtxasPlan {

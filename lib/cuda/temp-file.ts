@@ -67,3 +67,30 @@ export function removePrivateTempFile(temp: PrivateTempFile): void {
     // Best effort; see above.
   }
 }
+
+/** What a tool's private temp file holds: created only when the tool runs (see withPrivateTempFile). */
+export interface TempFileRequest {
+  name: string
+  data: string | Uint8Array
+  tempRoot: string | undefined
+}
+
+/**
+ * Runs `use` with the temp file `request` asks for (null: none is needed, and `use` gets null),
+ * and removes it when `use` is done: on return or throw, or, when `use` returns a promise, once
+ * that settles. The file outlives the child that reads it, and no longer.
+ */
+export function withPrivateTempFile<T>(request: TempFileRequest | null, use: (temp: PrivateTempFile | null) => T): T {
+  const temp = request === null ? null : createPrivateTempFile(request.name, request.data, request.tempRoot)
+  let settlesLater = false
+  try {
+    const result = use(temp)
+    if (temp !== null && result instanceof Promise) {
+      settlesLater = true
+      return result.finally(() => removePrivateTempFile(temp)) as T
+    }
+    return result
+  } finally {
+    if (temp !== null && !settlesLater) removePrivateTempFile(temp)
+  }
+}

@@ -9,29 +9,31 @@ export type ProgramStatus = 0 | 1 | 2 | 3 | 4 | 5
 export type ProgramErrorStatus = Exclude<ProgramStatus, 0>
 
 /**
- * Status 1 is in the table for completeness: in JavaScript a failed allocation throws before any
- * code of ours could report it.
+ * The table by status, each message verbatim. Status 1 is in it for completeness: in JavaScript a
+ * failed allocation throws before any code of ours could report it.
  */
-export const PROGRAM_ERRORS = Object.freeze({
-  ALLOCATION_FAILED: { status: 1, message: 'failed to allocate memory for program' },
-  CONFIGURATION_NULL: { status: 2, message: 'configuration is null' },
-  INPUT_BUFFER_NULL: { status: 2, message: 'input buffer is null' },
-  NOT_PTX: { status: 3, message: 'input does not correspond to PTX text' },
-  UNSUPPORTED_GPU_TARGET: { status: 2, message: 'unsupported GPU target' },
-  INVALID_OPT_LEVEL: { status: 2, message: 'invalid optimization level' },
-  OPTIMIZED_DEBUGGING: {
-    status: 2,
-    message: 'optimized debugging is not supported, change optimization level to 0 or disable full debug info',
+const MESSAGES_BY_STATUS = {
+  1: { ALLOCATION_FAILED: 'failed to allocate memory for program' },
+  2: {
+    CONFIGURATION_NULL: 'configuration is null',
+    INPUT_BUFFER_NULL: 'input buffer is null',
+    UNSUPPORTED_GPU_TARGET: 'unsupported GPU target',
+    INVALID_OPT_LEVEL: 'invalid optimization level',
+    OPTIMIZED_DEBUGGING: 'optimized debugging is not supported, change optimization level to 0 or disable full debug info',
+    UNSUPPORTED_HOST_ARCH: 'unsupported host architecture',
+    UNSUPPORTED_HOST_OS: 'unsupported host operating system',
   },
-  UNSUPPORTED_HOST_ARCH: { status: 2, message: 'unsupported host architecture' },
-  UNSUPPORTED_HOST_OS: { status: 2, message: 'unsupported host operating system' },
-  PROGRAM_NULL: { status: 4, message: 'program is null' },
-  OUTPUT_POINTER_NULL: { status: 4, message: 'output pointer is null' },
-  NOT_COMPILED: { status: 4, message: 'program has not been compiled' },
-  COMPILE_FAILED: { status: 5, message: 'failed to compile Tile IR program' },
-} as const satisfies Record<string, { status: ProgramErrorStatus; message: string }>)
+  3: { NOT_PTX: 'input does not correspond to PTX text' },
+  4: { PROGRAM_NULL: 'program is null', OUTPUT_POINTER_NULL: 'output pointer is null', NOT_COMPILED: 'program has not been compiled' },
+  5: { COMPILE_FAILED: 'failed to compile Tile IR program' },
+} as const satisfies Record<ProgramErrorStatus, Record<string, string>>
 
-export type ProgramErrorCode = keyof typeof PROGRAM_ERRORS
+export type ProgramErrorCode = { [S in ProgramErrorStatus]: keyof (typeof MESSAGES_BY_STATUS)[S] }[ProgramErrorStatus]
+
+/** Every row of the table by its code: { status, message }. */
+export const PROGRAM_ERRORS: Readonly<Record<ProgramErrorCode, Readonly<{ status: ProgramErrorStatus; message: string }>>> =
+  Object.freeze(Object.fromEntries(Object.entries(MESSAGES_BY_STATUS).flatMap(([status, rows]) =>
+    Object.entries(rows).map(([code, message]) => [code, Object.freeze({ status: Number(status) as ProgramErrorStatus, message })]))) as Record<ProgramErrorCode, { status: ProgramErrorStatus; message: string }>)
 
 /** The status-3 hints, appended to the NOT_PTX message when the input's magic says what it is. */
 export const LOOKS_LIKE_TILE_IR = ' (it looks like Tile IR bytecode instead)'

@@ -1,0 +1,48 @@
+// The options `run` and `bench` share: how each child they start is run. One table and one
+// reading of them, so the two commands take the same words the same way.
+import type { ChildSpec } from '../spawn/index.js'
+import { HELP_OPTION, LAUNCHERS, oneOf, type OptionTable } from './options.js'
+import { parseDuration, parseRlimit } from './units.js'
+
+export const CHILD_OPTIONS: OptionTable = {
+  timeout: { kind: 'value' },
+  rlimit: { kind: 'value' },
+  launcher: { kind: 'value' },
+  'no-measure': { kind: 'flag' },
+  help: HELP_OPTION,
+}
+
+/** What the shared options say; a command applies it to each child's spec (childSpecOf). */
+export interface ChildOptions {
+  /** 0: no deadline. */
+  timeoutMs: number
+  rlimits: Record<string, unknown>
+  launcher: 'auto' | 'posix_spawn' | 'fork'
+  measure: boolean
+}
+
+/** Measured by default: users of /usr/bin/time -v want the child's own max RSS, not Node's. */
+export function defaultChildOptions(): ChildOptions {
+  return { timeoutMs: 0, rlimits: {}, launcher: 'auto', measure: true }
+}
+
+/** Reads one of CHILD_OPTIONS into `into`; false when `name` is not one of them. */
+export function takeChildOption(into: ChildOptions, name: string, value: string | undefined, option: string): boolean {
+  switch (name) {
+    case 'timeout': into.timeoutMs = parseDuration(value!, option); return true
+    case 'rlimit': { const [limit, v] = parseRlimit(value!); into.rlimits[limit] = v; return true }
+    case 'launcher': into.launcher = oneOf(value!, LAUNCHERS, option); return true
+    case 'no-measure': into.measure = false; return true
+    default: return false
+  }
+}
+
+/** The spec fields the shared options set. */
+export function childSpecOf(o: ChildOptions): Pick<ChildSpec, 'timeout' | 'rlimits' | 'launcher' | 'measure'> {
+  return {
+    ...(o.timeoutMs > 0 ? { timeout: o.timeoutMs } : {}),
+    ...(Object.keys(o.rlimits).length ? { rlimits: o.rlimits as ChildSpec['rlimits'] } : {}),
+    launcher: o.launcher,
+    measure: o.measure,
+  }
+}
