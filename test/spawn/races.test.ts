@@ -180,6 +180,9 @@ t.test('chaos: 500 children, random deadlines, aborts and kills racing their exi
     if (bySigkill && !(r.timedOut || r.aborted || killed === true)) contradictions.push(`SIGKILLed by nobody ${describe}`)
     if (r.timedOut && r.aborted) contradictions.push(`both timed out and aborted ${describe}`)
     if (r.timedOut && r.diagnostic !== 'Child timed out') contradictions.push(`diagnostic ${describe}`)
+    // durationMs is the child's lifetime: no shorter than its sleep, nor than a deadline that acted.
+    if (exited && r.durationMs < Number(sleep) * 1000) contradictions.push(`exited after ${r.durationMs} ms, before its sleep ended ${describe}`)
+    if (r.timedOut && r.durationMs < Math.max(1, at)) contradictions.push(`timed out after ${r.durationMs} ms, before the deadline ${describe}`)
   }
   let next = 0
   await Promise.all(Array.from({ length: 16 }, async () => { while (next < 500) await runOne(next++) }))
