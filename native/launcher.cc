@@ -49,16 +49,18 @@ const char *StageName(Stage s) {
 
 void SignalChild(const ChildRef &child, int sig) {
   if (child.group) {
+    // A group outlives its leader while any member is left, and its id is not reused until then.
     kill(-child.pid, sig);
   } else if (child.pidfd >= 0) {
     // Through the pidfd: even if the child were already reaped, this can't reach a reused pid.
     syscall(SYS_pidfd_send_signal, child.pidfd, sig, nullptr, 0);
-  } else {
+  } else if (!child.exited) {
     kill(child.pid, sig);
   }
 }
 
 bool HasExited(const ChildRef &child) {
+  if (child.exited) return true;
   if (child.pidfd < 0) return false;
   struct pollfd p = {child.pidfd, POLLIN, 0};
   int rc;

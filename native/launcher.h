@@ -62,6 +62,7 @@ struct Launched {
   // measure: the target the helper started (its STARTED report), which signals go to.
   pid_t targetPid = 0;
   int targetPidfd = -1;
+  bool targetGone = false;  // it exited, and the helper reaped it, before its pidfd could be opened
   bool usedFork = false;
   Stage stage = Stage::None;  // != None: starting failed
   int err = 0;
@@ -84,6 +85,9 @@ struct ChildRef {
   pid_t pid = 0;
   int pidfd = -1;
   bool group = false;  // setsid: signals go to its whole process group
+  // Known to have exited before it could be watched (a measured target its helper has already
+  // reaped): nothing is sent to its pid, which may be another process's by now.
+  bool exited = false;
 };
 
 // Sends sig to the child (through its pidfd, so never to a reused pid) or to its process group.

@@ -128,6 +128,9 @@ bool AwaitHelperStart(Launched &child) {
   if (report.kind == TH_REPORT_STARTED) {
     child.targetPid = report.pid;
     child.targetPidfd = static_cast<int>(syscall(SYS_pidfd_open, report.pid, 0));
+    // ESRCH: the target has exited and the helper has reaped it already (a quick program, a
+    // parent slow to get here); its RAN report follows.
+    child.targetGone = child.targetPidfd < 0 && errno == ESRCH;
     return true;
   }
   // The helper could not create the target (FORK_FAILED): as a launch whose fork failed.
@@ -142,7 +145,7 @@ bool AwaitHelperStart(Launched &child) {
 }
 
 ChildRef SignalTarget(const Launched &child, bool group) {
-  if (child.targetPid > 0) return ChildRef{child.targetPid, child.targetPidfd, group};
+  if (child.targetPid > 0) return ChildRef{child.targetPid, child.targetPidfd, group, child.targetGone};
   return ChildRef{child.pid, child.pidfd, group};
 }
 

@@ -26,10 +26,11 @@ trap 'rm -rf "$work"' EXIT
 echo "=== valgrind: native driver"
 g++ -std=c++17 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wno-missing-field-initializers -Inative \
   scripts/valgrind/native-driver.cc native/waiter.cc native/alarm.cc native/launcher.cc -lpthread -o "$work/native-driver" || exit 1
-"$work/native-driver" >"$work/plain.txt" || { cat "$work/plain.txt"; echo "check:valgrind: the driver fails without valgrind"; exit 1; }
+helper=build/Release/tileharness-exec
+"$work/native-driver" "$helper" >"$work/plain.txt" || { cat "$work/plain.txt"; echo "check:valgrind: the driver fails without valgrind"; exit 1; }
 valgrind -q --tool=memcheck --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
   --show-leak-kinds=definite,indirect --track-origins=yes --child-silent-after-fork=yes --num-callers=30 \
-  "$work/native-driver" 2>&1 | tee "$work/driver.txt"
+  "$work/native-driver" "$helper" 2>&1 | tee "$work/driver.txt"
 driver=${PIPESTATUS[0]}
 
 echo "=== valgrind: the addon from Node (scripts/valgrind/addon-smoke.mjs)"

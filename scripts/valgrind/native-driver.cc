@@ -284,9 +284,42 @@ void Launches() {
   }
 }
 
+// A measured target that exits, and is reaped by its helper, before the parent has opened its
+// pidfd (a quick program and a parent slow to get there, as under ASan): the target is known to
+// have exited, and nothing is sent to its pid, which may be another process's by now.
+void MeasuredTargetReapedFirst(const char *helper) {
+  if (helper == nullptr) {
+    std::printf("# skip: a target reaped before its pidfd is opened (no helper path given)\n");
+    return;
+  }
+  LaunchSpec spec;
+  spec.file = helper;
+  spec.argv = {helper, "--", "true", "true"};
+  spec.measure = true;
+  spec.wantPidfd = false;  // valgrind has no pidfd_open; the helper's exit is waited for below
+  for (auto &io : spec.io) io.kind = StdioKind::Ignore;
+  Launched l = Launch(spec);
+  siginfo_t info;
+  // The helper has reaped the target and reported both STARTED and RAN, and exited (not reaped).
+  bool exited = l.stage == Stage::None && waitid(P_PID, l.pid, &info, WEXITED | WNOWAIT) == 0;
+  bool started = exited && AwaitHelperStart(l);
+  int openErr = errno;
+  if (started && l.targetPidfd < 0 && openErr != ESRCH) {
+    std::printf("# skip: a target reaped before its pidfd is opened (pidfd_open: %s)\n", strerror(openErr));
+  } else {
+    ChildRef ref = SignalTarget(l, false);
+    Check(started && l.targetGone && ref.exited && HasExited(ref), "a measured target reaped before its pidfd is opened: known to have exited");
+  }
+  WaitOutcome w;
+  if (l.stage == Stage::None) ReapExited(l, w);
+  Check(w.haveStatus && StatusCode(w) == 0, "and its status is the helper's report of it (exit 0)");
+  CloseFd(l.reportR);
+  CloseFd(l.targetPidfd);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);  // as Node has it
   BigInputAndOutput();
   Truncation();
@@ -297,6 +330,7 @@ int main() {
   AlarmChaining();
   HelperReports();
   Launches();
+  MeasuredTargetReapedFirst(argc > 1 ? argv[1] : nullptr);
   std::printf("native-driver: %d checks, %d failed\n", checks, failed);
   return failed ? 1 : 0;
 }
