@@ -617,6 +617,7 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
 void InitAsync(Napi::Env env, Napi::Object exports) {
   static std::once_flag atexitOnce;
   std::call_once(atexitOnce, [] { atexit(KillAllAtExit); });
+  StartExitClock();
   AddonData *data = new AddonData();
   data->handleClass = Napi::Persistent(ChildHandle::Define(env));
   data->children = new EnvChildren();

@@ -40,7 +40,7 @@ struct ExitClock {
   }
 };
 
-// Started at the first watch, never stopped: a thread blocked in epoll_wait costs nothing, and
+// Started once (StartExitClock, at the addon's load), never stopped: a thread blocked in epoll_wait costs nothing, and
 // the process may exit at any moment without joining it.
 ExitClock *Clock() {
   static ExitClock *clock = [] {
@@ -59,6 +59,8 @@ ExitClock *Clock() {
 }
 
 }  // namespace
+
+void StartExitClock() { Clock(); }
 
 uint64_t WatchExit(int pidfd) {
   ExitClock *clock = Clock();

@@ -8,6 +8,10 @@
 
 namespace th {
 
+// Starts the clock's thread and its epoll fd, once per process: at the addon's load, so that the
+// fd is there from the start rather than appearing at the first async spawn.
+void StartExitClock();
+
 // Starts stamping pidfd's readiness. The key for ExitStamp, or 0 when it cannot be watched (the
 // thread or epoll could not be had): the caller then uses its own clock.
 uint64_t WatchExit(int pidfd);
