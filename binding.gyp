@@ -8,6 +8,7 @@
         "native/result.cc",
         "native/sync.cc",
         "native/async.cc",
+        "native/anonymous-file.cc",
         "native/exit-clock.cc",
         "native/js-call.cc",
         "native/environ.cc",

@@ -1,6 +1,6 @@
 // What the files of the N-API surface share: binding.cc (the module and its tables), spec.cc (a
 // normalized spec to C++ values), result.cc (a run's facts to JS values), sync.cc (spawnSync) and
-// async.cc (spawnAsync and the event-loop waiter).
+// async.cc (spawnAsync and the event-loop waiter), anonymous-file.cc (a memfd for a tool's input).
 #pragma once
 
 #include <napi.h>
@@ -29,5 +29,7 @@ napi_value TakeBuffers(napi_env env, WaitOutcome &outcome);
 // sync.cc, async.cc: each adds its entry point to the exports.
 void InitSync(Napi::Env env, Napi::Object exports);
 void InitAsync(Napi::Env env, Napi::Object exports);
+// anonymous-file.cc: anonymousFile(name, bytes), a memfd holding the bytes.
+void InitAnonymousFile(Napi::Env env, Napi::Object exports);
 
 }  // namespace th

@@ -7,13 +7,17 @@
  * the target's process is new (maxrss starts at zero) and its pre-exec image is this helper's.
  * The helper waits for the target and reports the target's own status and rusage on fd 3.
  *
- *   tileharness-exec [-s] [-r RESOURCE:SOFT:HARD]... -- FILE ARGV0 [ARGS...]
+ *   tileharness-exec [-s] [-r RESOURCE:SOFT:HARD]... [-p PARENT] -- FILE ARGV0 [ARGS...]
  *
  * The target is the same child the harness would have started itself:
  *   -s    the target starts a new session (it is the group leader the harness's group kills reach;
  *         the helper stays outside, so a group SIGKILL never takes the reporter with it);
  *   -r    a resource limit set in the target before exec (soft/hard -1: unlimited), never on the
  *         helper, so a small RLIMIT_NOFILE or RLIMIT_NPROC cannot starve the helper's own setup;
+ *   -p    killOnExit: the helper dies with PARENT, the harness's process (PR_SET_PDEATHSIG on
+ *         itself), and so the target with it. posix_spawn cannot set a death signal, and the
+ *         harness starts the helper by posix_spawn, so without this a SIGKILLed harness left the
+ *         helper waiting and the target running, reparented to init;
  *   FILE  looked up on this process's PATH by execvp's rules (native/exec-search.h).
  * As soon as the target exists the helper reports its pid (STARTED): from then on the harness
  * signals the target directly, SIGKILL and SIGSTOP included. Signals that reach the helper itself
@@ -96,6 +100,7 @@ static int parse_limit(const char *s, int *resource, struct rlimit *lim) {
 
 int main(int argc, char **argv) {
   int want_setsid = 0, nlimits = 0, resources[MAX_LIMITS];
+  long parent = 0;
   struct rlimit limits[MAX_LIMITS];
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -105,11 +110,19 @@ int main(int argc, char **argv) {
                parse_limit(argv[i + 1], &resources[nlimits], &limits[nlimits])) {
       nlimits++;
       i++;
+    } else if (strcmp(argv[i], "-p") == 0 && i + 1 < argc && (parent = strtol(argv[i + 1], NULL, 10)) > 0) {
+      i++;
     } else {
       return 125;
     }
   }
   if (i + 2 >= argc) return 125; /* no "--", or no FILE and ARGV0 after it */
+  if (parent > 0) {
+    /* The parent may have died before the prctl took effect: then we are someone else's child,
+     * and nothing is started. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != (pid_t)parent) return 125;
+  }
   const char *file = argv[i + 1];
   char **target_argv = argv + i + 2;
   pid_t self = getpid();

@@ -51,7 +51,8 @@ SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
                        a following argument is CMD unless it starts with '-' or ends in .ptx
   --sanitize memcheck  ptxas --sanitize memcheck
   --timeout D          time limit for the whole compile (500ms, 5s, 2m)
-  -o, --output FILE    the object to write (default <example>.<gpu>.o, or <INPUT basename>.o):
+  -o, --output FILE    the object to write (default <example>.<gpu>.o, or <INPUT basename>.o;
+                       --output-file FILE, tileiras's spelling, is the same option):
                        a regular file is replaced atomically, a symlink's target likewise; a
                        character device or FIFO is written in place; - is standard output
                        (the summary then goes to standard error)
@@ -114,7 +115,8 @@ const COMPILE_OPTIONS: OptionTable = {
   'dump-sass': { kind: 'optional', takesNext: (next) => !next.startsWith('-') && !next.endsWith('.ptx') },
   sanitize: { kind: 'value' },
   timeout: { kind: 'value' },
-  output: { kind: 'value', short: 'o' },
+  // tileiras's spelling, as an orchestrator such as nvcc writes it.
+  output: { kind: 'value', short: 'o', aliases: ['output-file'] },
   example: { kind: 'value' },
   json: { kind: 'flag' },
   help: HELP_OPTION,

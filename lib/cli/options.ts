@@ -31,6 +31,8 @@ export interface OptionSpec {
   kind: 'value' | 'flag' | 'optional'
   /** A one-letter alias: `-n` for `--runs`. */
   short?: string
+  /** Other long spellings of the same option (`--output-file` for `--output`); the handler gets the table's name. */
+  aliases?: readonly string[]
   takesNext?: (next: string) => boolean
 }
 
@@ -56,10 +58,15 @@ export function parseCommandLine(
   handlers: CommandLineHandlers,
   { operands = 'anywhere' }: { operands?: 'anywhere' | 'command' } = {},
 ): string[] {
-  const options = Object.fromEntries(Object.entries(table).map(([name, spec]) => [
-    name,
-    { type: spec.kind === 'value' ? 'string' as const : 'boolean' as const, ...(spec.short === undefined ? {} : { short: spec.short }) },
-  ]))
+  const options = Object.fromEntries(Object.entries(table).flatMap(([name, spec]) => {
+    const type = spec.kind === 'value' ? 'string' as const : 'boolean' as const
+    return [
+      [name, { type, ...(spec.short === undefined ? {} : { short: spec.short }) }],
+      ...(spec.aliases ?? []).map((alias) => [alias, { type }]),
+    ]
+  }))
+  // An alias is reported to the handler under the name its table entry has.
+  const canonical = new Map(Object.entries(table).flatMap(([name, spec]) => (spec.aliases ?? []).map((alias) => [alias, name])))
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true })
   const found: string[] = []
   for (let i = 0; i < tokens.length; i++) {
@@ -74,7 +81,8 @@ export function parseCommandLine(
       handlers.operand?.(token.value)
       continue
     }
-    const spec = Object.hasOwn(table, token.name) ? table[token.name] : undefined
+    const name = canonical.get(token.name) ?? token.name
+    const spec = Object.hasOwn(table, name) ? table[name] : undefined
     // A short option in a group (-xyz) is reported as it was written.
     if (spec === undefined) throw new UsageError(`unknown option ${token.rawName.startsWith('--') ? token.rawName : argv[token.index]}`)
     let value = token.value
@@ -88,7 +96,7 @@ export function parseCommandLine(
         i++
       }
     }
-    handlers.option(token.name, value, token.rawName)
+    handlers.option(name, value, token.rawName)
   }
   return operands === 'command' ? [] : found
 }

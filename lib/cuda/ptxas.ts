@@ -7,9 +7,12 @@
 // timeout. Two measured facts about ptxas 13.0 ("Measured: ptxas 13.0") shape the rest:
 //   - it writes its cubin to elf.o unless given -o, so we append `-o /dev/stdout`, which works
 //     because the harness gives the child a real pipe (pipe2), not a socket;
-//   - one argv string is capped at MAX_ARG_STRLEN, so PTX too big for --input-as-string is
-//     written to a private temp file and passed as ptxas's positional input file instead of
-//     failing with E2BIG. `inputRoute` in the result says which way it went.
+//   - one argv string is capped at MAX_ARG_STRLEN, so PTX too big for --input-as-string goes
+//     into an anonymous file (a memfd) that ptxas inherits as its stdin and reads as the
+//     positional input file /dev/fd/0, instead of failing with E2BIG: nothing is on disk, so
+//     nothing is left there even when this process is SIGKILLed. Where memfd_create is not
+//     available, a private temp file is the fallback. `inputRoute` in the result says which way
+//     it went.
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
@@ -17,7 +20,7 @@ import { invalidValue, requireAbortSignal, requireNoNul, requireObject, requireS
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
 import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
-import { checkBaseName, withPrivateTempFile, type PrivateTempFile, type TempFileRequest } from './temp-file.js'
+import { checkBaseName, withAnonymousFile, withPrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
 /** Where ptxas is told to write its cubin: our end of the stdout pipe. */
@@ -26,7 +29,10 @@ export const PTXAS_OUTPUT = '/dev/stdout'
 /** A wedged ptxas must not hang a build forever; big kernels can legitimately take minutes. */
 export const DEFAULT_PTXAS_TIMEOUT_MS = 10 * 60 * 1000
 
-export type InputRoute = 'argv' | 'file'
+export type InputRoute = 'argv' | 'memfd' | 'file'
+
+/** The path ptxas reads the PTX from on the memfd route: the memfd is its stdin. */
+export const PTXAS_MEMFD_INPUT = '/dev/fd/0'
 
 export interface RunPtxasOptions extends Omit<PtxasArgvOptions, 'ptx' | 'inputFile' | 'outputFile'> {
   /** The program to start; default 'ptxas', found by the harness on the child's PATH. */
@@ -37,9 +43,12 @@ export interface RunPtxasOptions extends Omit<PtxasArgvOptions, 'ptx' | 'inputFi
   timeout?: number
   /** tileiras's shape: stderr merged into stdout with dup2, one buffer to split. Default false. */
   mergeStderr?: boolean
-  /** 'auto' (default): argv when the PTX fits in one argv string, else a temp file. */
+  /**
+   * 'auto' (default): argv when the PTX fits in one argv string, else 'memfd'. 'memfd' falls back
+   * to 'file' (a private temp file) when memfd_create fails; the result says which was taken.
+   */
   inputRoute?: 'auto' | InputRoute
-  /** Name of the temp PTX file (plus '.ptx') on the file route; default 'module'. */
+  /** Name of the PTX file (plus '.ptx') on the file route, and the memfd's label; default 'module'. */
   inputBaseName?: string
   /** Directory that holds the private temp directory; default os.tmpdir(). */
   tempRoot?: string
@@ -74,30 +83,40 @@ export interface PtxasRun {
 /** Compile PTX text with ptxas. Throws only for bad input (TypeError/RangeError, KnobFileError). */
 export function runPtxas(ptx: string, options: RunPtxasOptions): PtxasRun {
   const plan = planPtxas(ptx, options, 'sync')
-  return withPrivateTempFile(ptxInputFile(plan, ptx), temp => {
-    const launch = ptxasLaunch(plan, ptx, temp)
-    return interpretPtxasResult(spawnChildSync(launch.spawned), launch)
-  })
+  return withPtxInput(plan, ptx, launch => interpretPtxasResult(spawnChildSync(launch.spawned), launch))
 }
 
-/** runPtxas on the event loop; the temp file, if any, outlives the child and no longer. */
+/** runPtxas on the event loop; the PTX's file, if any, outlives the child and no longer. */
 export async function runPtxasAsync(ptx: string, options: RunPtxasOptions): Promise<PtxasRun> {
   const plan = planPtxas(ptx, options, 'async')
-  return withPrivateTempFile(ptxInputFile(plan, ptx), async temp => {
-    const launch = ptxasLaunch(plan, ptx, temp)
-    return interpretPtxasResult(await spawnChild(launch.spawned), launch)
-  })
+  return withPtxInput(plan, ptx, async launch => interpretPtxasResult(await spawnChild(launch.spawned), launch))
 }
 
-/** The PTX file ptxas reads, when the plan routes the text through one. */
-function ptxInputFile(plan: PtxasPlan, ptx: string): TempFileRequest | null {
-  return plan.inputRoute === 'file' ? { name: `${plan.inputBaseName}.ptx`, data: ptx, tempRoot: plan.tempRoot } : null
+/**
+ * Runs `use` with the launch of the plan's route, the PTX's memfd or temp file existing for as
+ * long as `use` runs (or its promise is pending) and no longer.
+ */
+function withPtxInput<T>(plan: PtxasPlan, ptx: string, use: (launch: PtxasLaunch) => T): T {
+  if (plan.inputRoute === 'argv') return use(ptxasLaunch(plan, 'argv', { ptx }))
+  const viaFile = () => withPrivateTempFile({ name: `${plan.inputBaseName}.ptx`, data: ptx, tempRoot: plan.tempRoot },
+    temp => use(ptxasLaunch(plan, 'file', { inputFile: temp!.path })))
+  if (plan.inputRoute === 'file') return viaFile()
+  return withAnonymousFile(`${plan.inputBaseName}.ptx`, ptx, fd => fd === null
+    ? viaFile()
+    : use(ptxasLaunch(plan, 'memfd', { inputFile: PTXAS_MEMFD_INPUT }, fd)))
+}
+
+interface PtxasLaunch {
+  argv: string[]
+  inputRoute: InputRoute
+  mergeStderr: boolean
+  spawned: ChildSpec
 }
 
 /** The argv and child spec of one ptxas run, and what interpreting its result needs. */
-function ptxasLaunch(plan: PtxasPlan, ptx: string, temp: PrivateTempFile | null) {
-  const argv = ptxasArgv(plan.tokens, temp === null ? { ptx } : { inputFile: temp.path })
-  return { argv, inputRoute: plan.inputRoute, mergeStderr: plan.mergeStderr, spawned: ptxasChildSpec(argv, plan) }
+function ptxasLaunch(plan: PtxasPlan, inputRoute: InputRoute, input: { ptx: string } | { inputFile: string }, stdin?: number): PtxasLaunch {
+  const argv = ptxasArgv(plan.tokens, input)
+  return { argv, inputRoute, mergeStderr: plan.mergeStderr, spawned: ptxasChildSpec(argv, { ...plan, stdin }) }
 }
 
 interface PtxasPlan {
@@ -119,10 +138,10 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
   requireNoNul('ptx', requireString('ptx', ptx))
   requireObject('options', options)
   const route = options.inputRoute ?? 'auto'
-  if (route !== 'auto' && route !== 'argv' && route !== 'file') {
-    throw invalidValue('inputRoute', "must be 'auto', 'argv' or 'file'", route)
+  if (route !== 'auto' && route !== 'argv' && route !== 'memfd' && route !== 'file') {
+    throw invalidValue('inputRoute', "must be 'auto', 'argv', 'memfd' or 'file'", route)
   }
-  const inputRoute: InputRoute = route === 'auto' ? (ptxFitsInArgv(ptx) ? 'argv' : 'file') : route
+  const inputRoute: InputRoute = route === 'auto' ? (ptxFitsInArgv(ptx) ? 'argv' : 'memfd') : route
   const program = options.ptxas ?? 'ptxas'
   if (requireNoNul('ptxas', requireString('ptxas', program)) === '') throw invalidValue('ptxas', 'must not be empty')
   const timeout = requireTimeout(options.timeout ?? DEFAULT_PTXAS_TIMEOUT_MS)
@@ -132,7 +151,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
     if (api === 'sync') throw invalidValue('signal', 'is for runPtxasAsync: runPtxas cannot be cancelled')
     requireAbortSignal('signal', options.signal)
   }
-  // Every argv error is thrown here, before a temp file for the input exists.
+  // Every argv error is thrown here, before a file for the input exists.
   const tokens = ptxasTokens({
     gpuName: options.gpuName,
     optLevel: options.optLevel,
@@ -167,9 +186,9 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
 }
 
 /**
- * tileiras's ptxas child: posix_spawn, stdin closed, cubin on a stdout pipe, stderr piped or merged.
- * Measured (unless `measure: false`), so the rusage reported for ptxas is ptxas's own and not
- * inflated to this process's RSS.
+ * tileiras's ptxas child: posix_spawn, stdin closed (on the memfd route: the memfd), cubin on a
+ * stdout pipe, stderr piped or merged. Measured (unless `measure: false`), so the rusage reported
+ * for ptxas is ptxas's own and not inflated to this process's RSS.
  */
 export function ptxasChildSpec(
   argv: readonly string[],
@@ -181,13 +200,15 @@ export function ptxasChildSpec(
     mergeStderr?: boolean
     maxBuffer?: number
     signal?: AbortSignal
+    /** An fd the child gets as its stdin: the PTX's memfd. */
+    stdin?: number
   },
 ): ChildSpec {
   const spec: ChildSpec = {
     file: options.program ?? 'ptxas',
     argv0: argv[0],
     args: argv.slice(1),
-    stdin: 'closed',
+    stdin: options.stdin ?? 'closed',
     stdout: 'pipe',
     stderr: options.mergeStderr === true ? 'stdout' : 'pipe',
     timeout: options.timeout ?? DEFAULT_PTXAS_TIMEOUT_MS,

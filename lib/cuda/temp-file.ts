@@ -1,13 +1,17 @@
-// Private temporary files for the tools: the cubin nvdisasm reads (docs/toolchain-contract.md,
-// "The SASS dump (nvdisasm)") and the PTX file ptxas reads when the text is too big for one argv
-// string ("The ptxas child"). Each lives alone in its own mkdtemp directory (0700), is created
-// exclusively ('wx', 0600) so nothing already there is ever followed or reused, and goes away
-// with its directory.
+// The files a tool reads its input from. Anonymous files first: the PTX ptxas reads when the text
+// is too big for one argv string ("The ptxas child" in docs/toolchain-contract.md) goes into a
+// memfd the child inherits, which has no name on disk, so nothing is left behind however this
+// process ends. Private temporary files where a name is needed, or where memfd_create is not
+// available: the cubin nvdisasm reads ("The SASS dump (nvdisasm)"), and the PTX as the fallback.
+// Each lives alone in its own mkdtemp directory (0700), is created exclusively ('wx', 0600) so
+// nothing already there is ever followed or reused, and goes away with its directory; a process
+// killed by SIGKILL cannot remove it.
 
 import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { invalidValue, requireString } from '../errors.js'
+import { native } from '../spawn/native.js'
 
 export interface PrivateTempFile {
   dir: string
@@ -82,15 +86,37 @@ export interface TempFileRequest {
  */
 export function withPrivateTempFile<T>(request: TempFileRequest | null, use: (temp: PrivateTempFile | null) => T): T {
   const temp = request === null ? null : createPrivateTempFile(request.name, request.data, request.tempRoot)
+  return usedThenReleased(temp, use, removePrivateTempFile)
+}
+
+/**
+ * Runs `use` with a close-on-exec memfd named `name` (only a label: it is on no file system)
+ * holding `data`, and closes it when `use` is done, as withPrivateTempFile does. A child reads it
+ * as /dev/fd/N on the descriptor it inherits, opening it afresh (offset 0). When memfd_create
+ * fails (ENOSYS on an old kernel, EPERM under a seccomp filter, ...), `use` gets null: the caller
+ * takes another route.
+ */
+export function withAnonymousFile<T>(name: string, data: string | Uint8Array, use: (fd: number | null) => T): T {
+  let fd: number | null
+  try {
+    fd = native.anonymousFile(name, typeof data === 'string' ? Buffer.from(data, 'utf8') : data)
+  } catch {
+    fd = null
+  }
+  return usedThenReleased(fd, use, closeSync)
+}
+
+/** `use(resource)`, then `release(resource)`: on return or throw, or once a returned promise settles. */
+function usedThenReleased<R, T>(resource: R | null, use: (resource: R | null) => T, release: (resource: R) => void): T {
   let settlesLater = false
   try {
-    const result = use(temp)
-    if (temp !== null && result instanceof Promise) {
+    const result = use(resource)
+    if (resource !== null && result instanceof Promise) {
       settlesLater = true
-      return result.finally(() => removePrivateTempFile(temp)) as T
+      return result.finally(() => release(resource)) as T
     }
     return result
   } finally {
-    if (temp !== null && !settlesLater) removePrivateTempFile(temp)
+    if (resource !== null && !settlesLater) release(resource)
   }
 }

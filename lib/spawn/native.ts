@@ -64,6 +64,8 @@ export interface NativeAddon {
   /** Whether the addon copies the inherited environment under Node's own lock (native/environ.h). */
   envLock: boolean
   errnoInfo(errno: number): [string, string]
+  /** A close-on-exec memfd holding `bytes` (native/anonymous-file.cc); throws with the errno's name as `code`. */
+  anonymousFile(name: string, bytes: Uint8Array): number
   signals: Array<[number, string, string]>
   rlimits: Record<string, number>
 }

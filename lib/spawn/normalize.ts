@@ -184,10 +184,13 @@ function abortSignal(value: unknown): AbortSignal {
   return value as AbortSignal
 }
 
-// The measuring helper's options for the target (native/exec-helper.c): -s, -r RES:SOFT:HARD.
-function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>): string[] {
+// The measuring helper's options (native/exec-helper.c): -s, -r RES:SOFT:HARD for the target;
+// -p PID, killOnExit: the helper, started by posix_spawn, which cannot give it a death signal,
+// takes one itself, so a SIGKILLed harness takes the helper and its target with it.
+function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>, killOnExit: boolean): string[] {
   const out = setsid ? ['-s'] : []
   for (const [resource, soft, hard] of rlimits) out.push('-r', `${resource}:${soft}:${hard}`)
+  if (killOnExit) out.push('-p', String(process.pid))
   return out
 }
 
@@ -291,7 +294,7 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
       // measure: the helper runs, and runs `file` (looked up on the child's PATH by the helper)
       // with the target's setsid and rlimits, which it applies in the target, not to itself.
       file: measure ? helperPath : file,
-      argv: measure ? [helperPath, ...helperOptions(setsid, rlimits), '--', file, ...argv] : argv,
+      argv: measure ? [helperPath, ...helperOptions(setsid, rlimits, killOnExit), '--', file, ...argv] : argv,
       env: environ,
       cwd,
       stdio: [stdin, stdout, stderr],

@@ -362,7 +362,7 @@ t.test('compile: every example kernel for all six targets, byte-identical to run
   }
 })
 
-t.test('compile: PTX text, bytes and a module object give the same cubin; big PTX goes by file', skipWithoutPtxas, async (t) => {
+t.test('compile: PTX text, bytes and a module object give the same cubin; big PTX goes by memfd', skipWithoutPtxas, async (t) => {
   const tempRoot = scratchDir(t)
   const module = exampleKernel('saxpy', 'sm_120')
   const text = examplePtx('saxpy', 'sm_120')
@@ -373,9 +373,9 @@ t.test('compile: PTX text, bytes and a module object give the same cubin; big PT
   t.ok(outputs.every((o) => o.cubin.equals(outputs[0].cubin)))
   t.same(outputs.map((o) => o.ptxas.inputRoute), ['argv', 'argv', 'argv'])
   const big = await Program.create({ input: bigPtx(200_000), gpuName: 'sm_100', tempRoot }).compile()
-  t.equal(big.ptxas.inputRoute, 'file', 'PTX over MAX_ARG_STRLEN goes to ptxas as a private temp file')
+  t.equal(big.ptxas.inputRoute, 'memfd', 'PTX over MAX_ARG_STRLEN goes to ptxas as an anonymous file')
   t.same(big.kernels.map((k) => k.name), ['scale'])
-  t.same(readdirSync(tempRoot), [], 'and the temp file is gone')
+  t.same(readdirSync(tempRoot), [], 'and nothing is on disk')
 })
 
 t.test('compile: -O, device debug, line info and sanitize reach ptxas', skipWithoutPtxas, async (t) => {

@@ -86,7 +86,7 @@ for (const [api, compile] of APIS) t.test(`${api}: merged stderr: warnings print
   t.equal(run.diagnostics, 'ptxas warning : For profile sm_100 adjusting per thread register count of 16 to lower bound of 24\n')
 })
 
-for (const [api, compile] of APIS) t.test(`${api}: PTX larger than one argv string goes through a private temp file`, skipWithoutPtxas, async (t) => {
+for (const [api, compile] of APIS) t.test(`${api}: PTX larger than one argv string goes through an anonymous file, or a private temp file`, skipWithoutPtxas, async (t) => {
   const dir = scratchDir(t)
   const tempRoot = join(dir, 'tmp')
   const refDir = join(dir, 'ref')
@@ -99,23 +99,37 @@ for (const [api, compile] of APIS) t.test(`${api}: PTX larger than one argv stri
   t.equal(forced.result.spawnError?.code, 'E2BIG')
   t.notMatch(forced.message, /could not be executed/i, 'E2BIG is not blamed on ptxas')
 
-  const run = await compile(ptx, { gpuName: 'sm_100', tempRoot, inputBaseName: 'kernel' })
+  const refFile = join(refDir, 'kernel.ptx')
+  writeFileSync(refFile, ptx)
+  const before = openFds()
+  const anonymous = await compile(ptx, { gpuName: 'sm_100', tempRoot, inputBaseName: 'kernel' })
+  t.equal(anonymous.status, 'ok', `compiled (${anonymous.message}${anonymous.diagnostics})`)
+  t.equal(anonymous.inputRoute, 'memfd', 'the result says which route was taken: a memfd')
+  t.notOk(anonymous.argv.includes('--input-as-string'))
+  t.equal(anonymous.argv[5], '/dev/fd/0', 'ptxas reads it as its inherited stdin, by path')
+  t.same(readdirSync(tempRoot), [], 'nothing was created on disk')
+  t.equal(openFds(), before, 'the memfd is closed')
+  const reference = ptxasFromShell(refDir, [...shellArgs(anonymous).slice(0, 4), refFile])
+  t.ok(anonymous.cubin?.equals(reference.cubin!), 'same cubin as ptxas reading the file from a shell')
+
+  // The fallback where memfd_create is not available, forced.
+  const run = await compile(ptx, { gpuName: 'sm_100', tempRoot, inputBaseName: 'kernel', inputRoute: 'file' })
   t.equal(run.status, 'ok', `compiled (${run.message}${run.diagnostics})`)
-  t.equal(run.inputRoute, 'file', 'the result says which route was taken')
-  t.notOk(run.argv.includes('--input-as-string'))
+  t.equal(run.inputRoute, 'file', 'the result says which route was taken: a file')
   const inputFile = run.argv[5]
   t.match(inputFile, /\/tileharness-[^/]+\/kernel\.ptx$/, 'positional input file named from inputBaseName')
   t.same(readdirSync(tempRoot), [], 'temp file and directory removed')
-
-  const refFile = join(refDir, 'kernel.ptx')
-  writeFileSync(refFile, ptx)
-  const reference = ptxasFromShell(refDir, [...shellArgs(run).slice(0, 4), refFile])
-  t.ok(run.cubin?.equals(reference.cubin!), 'same cubin as ptxas reading the file from a shell')
+  t.ok(run.cubin?.equals(reference.cubin!), 'the same cubin again')
 })
 
-t.test('bad PTX on the file route is still reported verbatim, and cleaned up', skipWithoutPtxas, async (t) => {
+t.test('bad PTX on the memfd and file routes is still reported verbatim, and nothing is left', skipWithoutPtxas, async (t) => {
   const tempRoot = scratchDir(t)
-  const run = runPtxas(bigPtx(140 * 1024).replace('ret;', 'ret'), { gpuName: 'sm_100', tempRoot })
+  const bad = bigPtx(140 * 1024).replace('ret;', 'ret')
+  const anonymous = runPtxas(bad, { gpuName: 'sm_100', tempRoot })
+  t.equal(anonymous.inputRoute, 'memfd')
+  t.equal(anonymous.status, 'failed')
+  t.match(anonymous.diagnostics, /^ptxas \/dev\/fd\/0, line \d+; fatal   : Parsing error/m, "ptxas's own message, naming the path it read")
+  const run = runPtxas(bad, { gpuName: 'sm_100', tempRoot, inputRoute: 'file' })
   t.equal(run.inputRoute, 'file')
   t.equal(run.status, 'failed')
   t.match(run.diagnostics, /^ptxas \/.*\/tileharness-[^/]+\/module\.ptx, line \d+; fatal   : Parsing error/m, "ptxas's own message, naming the temp file")
@@ -221,6 +235,8 @@ t.test('no temp file or fd leaks on any path', skipWithoutPtxas, async (t) => {
   const before = openFds()
   const paths: Array<[string, RunPtxasOptions, string?]> = [
     ['success, argv', { gpuName: 'sm_100' }],
+    ['success, memfd', { gpuName: 'sm_100', inputRoute: 'memfd' }],
+    ['failure, memfd', { gpuName: 'sm_100', inputRoute: 'memfd' }, 'garbage'],
     ['success, file', { gpuName: 'sm_100', inputRoute: 'file' }],
     ['failure, file', { gpuName: 'sm_100', inputRoute: 'file' }, 'garbage'],
     ['timeout, file', { gpuName: 'sm_100', inputRoute: 'file', ptxas: sleeper, timeout: 200 }],
@@ -234,6 +250,8 @@ t.test('no temp file or fd leaks on any path', skipWithoutPtxas, async (t) => {
     // The harness rejects this env after our temp file exists: the exception path.
     await t.rejects(compile(small, { gpuName: 'sm_100', tempRoot, inputRoute: 'file', env: { 'A=B': 'x' } }), TypeError)
     t.same(readdirSync(tempRoot), [], `${api} exception: nothing left in the temp root`)
+    // The same after our memfd exists: it is closed (the fd count below).
+    await t.rejects(compile(small, { gpuName: 'sm_100', tempRoot, inputRoute: 'memfd', env: { 'A=B': 'x' } }), TypeError)
   }
   t.equal(openFds(), before, 'no fds leaked')
 })

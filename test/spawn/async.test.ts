@@ -177,15 +177,24 @@ t.test('killOnExit: children die with a process that exits normally or by a hand
   }
 })
 
-t.test('PR_SET_PDEATHSIG: a SIGKILLed parent leaves no orphan (fork path)', async t => {
+// The fork path sets the death signal in the child; posix_spawn cannot, so a measured child's
+// helper (started by posix_spawn) takes it itself (-p), and its target dies with it. An
+// unmeasured posix_spawn child has only the exit-time kill (README, killOnExit).
+const DEATH_SIGNAL_PATHS: Array<[string, Record<string, unknown>]> = [
+  ['fork path', { launcher: 'fork' }],
+  ['fork path, measured', { launcher: 'fork', measure: true }],
+  ['posix_spawn, measured', { launcher: 'posix_spawn', measure: true }],
+]
+for (const [name, extra] of DEATH_SIGNAL_PATHS) t.test(`PR_SET_PDEATHSIG: a SIGKILLed parent leaves no orphan (${name})`, async t => {
   const code = `
     const { startChild } = require(${JSON.stringify(REPO_ROOT)})
-    const c = startChild({ file: 'sleep', args: ['100'], launcher: 'fork' })
+    const c = startChild({ file: 'sleep', args: ['100'], ...${JSON.stringify(extra)} })
     console.log(c.pid)
     setInterval(() => {}, 1000)
   `
   const parent = startChild({ file: process.execPath, args: ['-e', code], env: nodeEnv, timeout: 30000 })
   const [pid] = await readPids(parent, 1)
+  t.teardown(() => { if (processState(pid) === 'alive') process.kill(pid, 'SIGKILL') })
   parent.kill('SIGKILL')
   const r = await parent.result
   t.equal(r.signal, 'SIGKILL')
