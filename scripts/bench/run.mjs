@@ -227,16 +227,16 @@ try {
     if (r) {
       const dist = xs => [median(xs), quantile(xs, 0.9), quantile(xs, 0.99), Math.max(...xs)].map(ms)
       sections.push(`## 5. Timeout accuracy: ${r.children} \`sleep 10\`, ${r.timeoutMs} ms timeouts, ${r.concurrency} at once (async API)\n\n` +
-        `Lateness = when the child was reaped (or the result reached JS) minus its deadline (start + ${r.timeoutMs} ms).\n\n` +
+        `Lateness = when the killed child exited (or the result reached JS) minus its deadline (start + ${r.timeoutMs} ms). The exit is the exit clock's stamp (durationMs), taken off the event loop when the child's pidfd became readable.\n\n` +
         table(['Lateness', 'median', 'p90', 'p99', 'max'], [
-          ['tileharness: reaped (harness clock, durationMs − timeout)', ...dist(r.thReapedMs)],
+          ['tileharness: exited (durationMs − timeout)', ...dist(r.thReapedMs)],
           ['tileharness: result delivered to JS (performance.now)', ...dist(r.thDeliveredMs)],
           ['child_process.spawn({ timeout }): \'exit\' event in JS', ...dist(r.cpExitMs)],
-          [`control: tileharness one at a time (${r.idleReapedMs.length} children, loop idle): reaped`, ...dist(r.idleReapedMs)],
+          [`control: tileharness one at a time (${r.idleReapedMs.length} children, loop idle): exited`, ...dist(r.idleReapedMs)],
         ]) +
         `\n\nA deadline is a uv timer on the main loop, so it fires only when the loop is free: with ${r.concurrency} children ` +
         `started back to back, each launch holds the loop for its posix_spawn, and part of the lateness above is that queue; ` +
-        `the control row is the same timer with an idle loop. child_process's timeout is a JS timer behind the same queue plus its own spawn cost.`)
+        `the control row is the same timer with an idle loop. The gap between the first two rows is the loop's queue after the exit. child_process's timeout is a JS timer behind the same queue plus its own spawn cost.`)
     }
   }
 
