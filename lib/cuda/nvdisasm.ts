@@ -193,6 +193,9 @@ function dumpChildSpec(argv: string[], plan: DumpPlan): ChildSpec {
     stderr: 'pipe',
     timeout: plan.timeout,
     launcher: 'posix_spawn',
+    // Through the measuring helper, which takes PR_SET_PDEATHSIG (posix_spawn cannot give the
+    // command one): a driver killed by SIGKILL takes its dump command with it, as it does ptxas.
+    measure: true,
   }
   if (plan.env !== undefined) spec.env = plan.env
   if (plan.maxBuffer !== undefined) spec.maxBuffer = plan.maxBuffer

@@ -3,7 +3,7 @@
 // and with a fake `nvdisasm` shell script standing in for the real one.
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   buildNvdisasmArgv,
@@ -16,7 +16,8 @@ import {
   type DumpSassOptions,
   type SassDump,
 } from '../../lib/cuda/index.js'
-import { DIAGNOSTIC } from '../../lib/spawn/index.js'
+import { DIAGNOSTIC, startChild } from '../../lib/spawn/index.js'
+import { REPO_ROOT, eventually, processState } from '../helpers.js'
 import { fakeTool, openFds, scratchDir, syntheticCubin, MINIMAL_PTX, NO_PTXAS, PTXAS } from '../fixtures/cuda/helpers.js'
 
 const CUBIN = syntheticCubin(Buffer.from('\x01\x02SASS\x03'))
@@ -210,4 +211,22 @@ function quote(arg: string): string {
 
 t.test('dumpSass cannot be cancelled', async (t) => {
   t.throws(() => dumpSass(CUBIN, { signal: new AbortController().signal }), { code: 'ERR_INVALID_ARG_VALUE', field: 'signal' })
+})
+
+t.test('a dump command dies with a driver killed by SIGKILL (killOnExit on the posix_spawn path)', async (t) => {
+  const dir = scratchDir(t)
+  const pidFile = join(dir, 'pid')
+  const command = fakeTool(dir, 'slow-nvdisasm', `echo $$ > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'\nexec sleep 100`)
+  const code = `
+    const { dumpSassAsync } = require(${JSON.stringify(join(REPO_ROOT, 'dist/cuda/index.js'))})
+    dumpSassAsync(Buffer.from(${JSON.stringify(CUBIN.toString('base64'))}, 'base64'), { command: ${JSON.stringify(command)} })
+    setInterval(() => {}, 1000)
+  `
+  const driver = startChild({ file: process.execPath, args: ['-e', code], timeout: 60000 })
+  t.ok(await eventually(() => existsSync(pidFile), 30000), 'the dump command started')
+  const pid = Number(readFileSync(pidFile, 'utf8'))
+  t.teardown(() => { if (processState(pid) === 'alive') process.kill(pid, 'SIGKILL') })
+  driver.kill('SIGKILL')
+  t.equal((await driver.result).signal, 'SIGKILL')
+  t.ok(await eventually(() => processState(pid) !== 'alive', 30000), 'the dump command got SIGKILL from the kernel')
 })
