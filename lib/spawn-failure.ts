@@ -9,14 +9,16 @@
 // `tileharness run` and `bench` print it; the CUDA layer gives it as the reason when ptxas or the
 // SASS dump command cannot be started. The harness's own verdicts ("Program could not be executed")
 // stay in ChildResult.diagnostic, untouched.
+import { fileURLToPath } from 'node:url'
 import fs from 'node:fs'
 import path from 'node:path'
 import { native } from './spawn/native.js'
 import type { SpawnError } from './spawn/types.js'
 
 /** `failed to run '<file>': <what failed>: <strerror text> (<hint>)`. */
-export function spawnFailureMessage(file: string, spawnError: SpawnError, env: NodeJS.ProcessEnv = process.env): string {
-  const hint = spawnFailureHint(file, spawnError, env)
+export function spawnFailureMessage(program: string | URL, spawnError: SpawnError, env?: SpawnedEnv): string {
+  const file = typeof program === 'string' ? program : fileURLToPath(program)
+  const hint = spawnFailureHint(file, spawnError, env ?? process.env)
   const suffix = hint === null ? '' : ` (${hint})`
   if (spawnError.stage === 'exec') return `failed to run '${file}': ${native.errnoInfo(spawnError.errno)[1]}${suffix}`
   // Every other stage's message already names what it was doing and the errno's text:
@@ -25,7 +27,10 @@ export function spawnFailureMessage(file: string, spawnError: SpawnError, env: N
 }
 
 /** What is known to cause this failure, in a few words; null when nothing more is known. */
-export function spawnFailureHint(file: string, spawnError: SpawnError, env: NodeJS.ProcessEnv = process.env): string | null {
+/** The environment a child was given (ChildSpec.env: null or absent is this process's). */
+export type SpawnedEnv = Record<string, string | undefined> | null
+
+export function spawnFailureHint(file: string, spawnError: SpawnError, env: Record<string, string | undefined> = process.env): string | null {
   const { stage, code } = spawnError
   if (stage === 'fork' && code === 'EAGAIN') return 'the process limit (ulimit -u) reached?'
   if (stage === 'pipe' && (code === 'EMFILE' || code === 'ENFILE')) return 'the open-file limit (ulimit -n) reached?'

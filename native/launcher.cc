@@ -1,4 +1,4 @@
-// The launcher. Two paths, as the seed's harness has them:
+// The launcher. Two paths, as tileiras's harness contract has them:
 //
 //   posix_spawn  no session or resource-limit hook is needed: file actions, retried on EINTR.
 //   fork         setsid or rlimits are requested: the child applies redirections, cwd, limits and
@@ -7,7 +7,7 @@
 // The fork path does not call fork(2): copying the page tables of a multi-GiB Node process costs
 // ~40 ms per GiB, which is the cost this package exists to avoid. It uses clone(CLONE_VM |
 // CLONE_VFORK) with a stack of its own, as glibc's posix_spawn does: the parent thread is suspended
-// until the child execs or exits, and the child runs the seed's fork-side sequence in between.
+// until the child execs or exits, and the child runs the contract's fork-side sequence in between.
 //
 // Everything the child needs (argv, envp, candidate paths, open flags, rlimit structs, the
 // sigaction it installs) is built in the parent before the clone. See ChildMain for the rules.

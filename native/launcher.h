@@ -1,5 +1,5 @@
 // The launcher: turns a LaunchSpec (already converted to C strings in the parent) into a running
-// child, by posix_spawn (the seed's fast path) or by the fork path (redirections, cwd, rlimits,
+// child, by posix_spawn (the contract's fast path) or by the fork path (redirections, cwd, rlimits,
 // setsid, then exec). Waiting lives in waiter.h; this file only starts children.
 #pragma once
 
@@ -44,7 +44,7 @@ struct LaunchSpec {
   // rlimits are the helper's to apply (its options), so setsid/rlimits here are the helper's own.
   bool measure = false;
   // Open a pidfd for the child (to poll for its exit, or signal it without a pid-reuse race).
-  // Without one the sync waiter blocks in wait4, the seed's plain shape.
+  // Without one the sync waiter blocks in wait4, the contract's plain shape.
   bool wantPidfd = true;
 };
 

@@ -87,5 +87,5 @@ t.test('quoteForSplit gives any string back as exactly one word', async (t) => {
     }),
     { numRuns: 500 },
   )
-  t.equal(quoteForSplit('/tmp/a "b"\\c'), '"/tmp/a \\"b\\"\\\\c"', 'the seed form: " and \\ escaped, wrapped in "')
+  t.equal(quoteForSplit('/tmp/a "b"\\c'), '"/tmp/a \\"b\\"\\\\c"', "the contract's form: \" and \\ escaped, wrapped in \"")
 })

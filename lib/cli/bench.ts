@@ -145,14 +145,14 @@ class BenchFailure extends Error {}
 export async function benchCommand(argv: string[]): Promise<number> {
   const o = parseBenchArgs(argv)
   const commands = o.reference === null ? o.commands : [o.reference, ...o.commands]
-  const specs: ChildSpec[] = commands.map(command => {
+  const specs: Array<ChildSpec & { file: string; args: string[] }> = commands.map(command => {
     const [file, ...args] = commandArgv(command, o.shell)
     const output = o.showOutput ? 'inherit' as const : 'ignore' as const
     return {
       file, args, stdin: 'ignore', stdout: output, stderr: output, ...childSpecOf(o),
     }
   })
-  const collected: CommandRuns[] = commands.map((command, i) => ({ command, argv: [specs[i].file, ...specs[i].args!], runs: [] }))
+  const collected: CommandRuns[] = commands.map((command, i) => ({ command, argv: [specs[i].file, ...specs[i].args], runs: [] }))
   const progress = new ProgressBar(process.stderr)
 
   // One run of command i; throws BenchFailure when it must stop the benchmark.

@@ -35,7 +35,7 @@ exit status: the child's own; 124 timed out; 125 tileharness failed; 126 could n
 127 not found; 128+N killed by signal N`
 
 interface RunOptions {
-  spec: ChildSpec
+  spec: ChildSpec & { file: string }
   usage: boolean
   json: boolean
 }
@@ -53,7 +53,7 @@ const RUN_OPTIONS: OptionTable = {
 }
 
 export function parseRunArgs(argv: string[]): RunOptions {
-  const spec: ChildSpec = { file: '', stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' }
+  const spec: ChildSpec & { file: string } = { file: '', stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' }
   const child = defaultChildOptions()
   const env: Record<string, string> = {}
   let envGiven = false

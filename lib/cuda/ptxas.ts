@@ -21,6 +21,7 @@ import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
 import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
 import { checkBaseName, withAnonymousFile, withPrivateTempFile } from './temp-file.js'
+import type { SpawnedEnv } from '../spawn-failure.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
 /** Where ptxas is told to write its cubin: our end of the stdout pipe. */
@@ -228,7 +229,7 @@ export function ptxasChildSpec(
  */
 export function interpretPtxasResult(
   result: ChildResult,
-  context: { argv: string[]; inputRoute: InputRoute; mergeStderr: boolean; spawned?: { file: string; env?: NodeJS.ProcessEnv } },
+  context: { argv: string[]; inputRoute: InputRoute; mergeStderr: boolean; spawned?: { file: string | URL; env?: SpawnedEnv } },
 ): PtxasRun {
   const verdict = decodeToolResult('ptxas', result, context.spawned)
   let status: PtxasStatus = verdict.status

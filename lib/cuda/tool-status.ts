@@ -14,7 +14,7 @@
 
 import { DIAGNOSTIC } from '../spawn/index.js'
 import type { ChildResult } from '../spawn/types.js'
-import { spawnFailureMessage } from '../spawn-failure.js'
+import { spawnFailureMessage, type SpawnedEnv } from '../spawn-failure.js'
 
 export type ToolStatus =
   | 'ok'
@@ -36,7 +36,7 @@ export interface ToolVerdict {
  * `tool` names the tool in the messages; `spawned` is what was started (a path, and the child's
  * environment), which a message about a failed start names and reads its hint from.
  */
-export function decodeToolResult(tool: string, result: ChildResult, spawned: { file: string; env?: NodeJS.ProcessEnv } = { file: tool }): ToolVerdict {
+export function decodeToolResult(tool: string, result: ChildResult, spawned: { file: string | URL; env?: SpawnedEnv } = { file: tool }): ToolVerdict {
   if (result.aborted) return { status: 'aborted', message: result.diagnostic || DIAGNOSTIC.aborted }
   if (result.timedOut) return { status: 'timed-out', message: result.diagnostic || DIAGNOSTIC.timedOut }
   const spawnError = result.spawnError

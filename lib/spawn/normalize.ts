@@ -2,6 +2,7 @@
 // Everything the native side needs is converted here; the addon trusts this shape.
 import { constants as bufferConstants } from 'node:buffer'
 import fs from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
 import { badFd, incompatible, invalidType, invalidValue, outOfRange } from '../errors.js'
@@ -46,6 +47,15 @@ function cString(field: string, value: unknown): string {
   if (typeof value !== 'string') throw invalidType(field, 'a string', value)
   if (value.includes('\0')) throw invalidValue(field, 'must not contain NUL bytes')
   return value
+}
+
+/** A path given as a string or a file: URL (as Node's own APIs take paths), as a string. */
+function pathString(field: string, value: unknown): string {
+  if (value instanceof URL) {
+    if (value.protocol !== 'file:') throw invalidValue(field, `must be a string or a file: URL (received ${value.protocol} URL)`)
+    return cString(field, fileURLToPath(value))
+  }
+  return cString(field, value)
 }
 
 /**
@@ -126,7 +136,11 @@ function environment(value: unknown): string[] | null {
     // take the lock.
     return isMainThread && native.envLock ? null : environment({ ...process.env })
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidType('env', 'an object', value)
+  // A Map (or Set) has no own enumerable entries: taken as an object it would silently be an
+  // empty environment.
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || types.isMap(value) || types.isSet(value)) {
+    throw invalidType('env', 'an object of strings (not a Map)', value)
+  }
   const out: string[] = []
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
     if (v === undefined) continue
@@ -207,12 +221,16 @@ export function normalizeSignal(field: string, value: unknown, fallback: number)
   return num
 }
 
-export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): NormalizedSpec {
-  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw invalidType('spec', 'an object', spec)
-  for (const key of Object.keys(spec)) {
+export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'): NormalizedSpec {
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) throw invalidType('spec', 'an object', given)
+  let nulls = false
+  for (const key of Object.keys(given)) {
     if (!KNOWN_KEYS.has(key)) throw invalidValue(`spec.${key}`, 'is not a known option')
+    if ((given as unknown as Record<string, unknown>)[key] === null && key !== 'file') nulls = true
   }
-  const file = cString('file', spec.file)
+  // null is "not given", as Node's options have it (file excepted: it has no default).
+  const spec: ChildSpec = nulls ? Object.fromEntries(Object.entries(given).filter(([key, v]) => v !== null || key === 'file')) as ChildSpec : given
+  const file = pathString('file', spec.file)
   if (file === '') throw invalidValue('file', 'must not be empty')
 
   const args = spec.args ?? []
@@ -223,15 +241,17 @@ export function normalizeSpec(spec: ChildSpec, api: 'sync' | 'async' = 'sync'): 
 
   let cwd: string | null = null
   if (spec.cwd !== undefined) {
-    cwd = cString('cwd', spec.cwd)
+    cwd = pathString('cwd', spec.cwd)
     if (cwd === '') throw invalidValue('cwd', 'must not be empty')
   }
 
   let input: ArrayBufferView | null = null
   if (spec.input !== undefined) {
     if (typeof spec.input === 'string') input = Buffer.from(spec.input)
-    else if (spec.input instanceof Uint8Array && !types.isProxy(spec.input)) input = spec.input
-    else throw invalidType('input', 'a string or Uint8Array', spec.input)
+    else if (ArrayBuffer.isView(spec.input) && !types.isProxy(spec.input)) {
+      // Any view (a Buffer, a typed array, a DataView): its bytes, as they are in memory.
+      input = spec.input instanceof Uint8Array ? spec.input : new Uint8Array(spec.input.buffer, spec.input.byteOffset, spec.input.byteLength)
+    } else throw invalidType('input', 'a string, Buffer, TypedArray or DataView', spec.input)
     if (spec.stdin !== undefined) throw incompatible('input', 'stdin', 'input is fed to the child through a stdin pipe')
   }
   const stdin: NativeStdio = input ? { kind: StdioKind.pipe } : stdinTarget(spec.stdin)

@@ -8,7 +8,7 @@ import type { NormalizedSpec } from './normalize.js'
 import { decodeWaitStatus, signalDescription } from './status.js'
 import type { ChildResult, SpawnError, SpawnStage } from './types.js'
 
-/** The seed's diagnostics, verbatim. */
+/** The contract's diagnostics, verbatim. */
 export const DIAGNOSTIC = {
   notFound: 'No such file or directory',
   couldNotExecute: 'Program could not be executed',

@@ -1,5 +1,7 @@
-// The one decoder of wait statuses and the one table of signal names, taken from the C library
-// at load time (sigabbrev_np / sigdescr_np), so names and strsignal texts match the platform.
+// The one decoder of wait statuses and the one table of signal names, taken at load time from
+// Node (os.constants.signals) and the C library (sigabbrev_np / sigdescr_np), so names match what
+// Node reports and strsignal texts match the platform.
+import { constants as osConstants } from 'node:os'
 import { native } from './native.js'
 import { invalidType, outOfRange } from '../errors.js'
 import type { WaitStatus } from './types.js'
@@ -7,10 +9,21 @@ import type { WaitStatus } from './types.js'
 const nameByNumber = new Map<number, string>()
 const numberByName = new Map<string, number>()
 const descriptionByNumber = new Map<number, string>()
-for (const [num, name, description] of native.signals) {
+// A number is reported by Node's name for it where Node has one (the first of its names in
+// os.constants.signals, which is what child_process reports: SIGIO for 29, SIGABRT for 6), else
+// by the C library's. Every name either gives is accepted, and so are <signal.h>'s other aliases.
+for (const [name, num] of Object.entries(osConstants.signals)) {
   if (!nameByNumber.has(num)) nameByNumber.set(num, name)
   numberByName.set(name, num)
+}
+for (const [num, name, description] of native.signals) {
+  if (!nameByNumber.has(num)) nameByNumber.set(num, name)
+  if (!numberByName.has(name)) numberByName.set(name, num)
   descriptionByNumber.set(num, description)
+}
+for (const [alias, of] of [['SIGCLD', 'SIGCHLD'], ['SIGIOT', 'SIGABRT'], ['SIGPOLL', 'SIGIO']] as const) {
+  const num = numberByName.get(of)
+  if (num !== undefined && !numberByName.has(alias)) numberByName.set(alias, num)
 }
 
 /** 'SIGSEGV' for 11; `SIG<n>` for a number the platform has no name for. */

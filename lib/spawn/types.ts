@@ -19,50 +19,51 @@ export type RlimitName =
 
 export type Launcher = 'posix_spawn' | 'fork'
 
+/** Every optional field may also be null, which means "not given", as in Node's options. */
 export interface ChildSpec {
   /** Program to run; looked up on the PATH of the child's environment when it has no '/'. */
-  file: string
+  file: string | URL
   /** argv[1..]. */
-  args?: readonly string[]
+  args?: readonly string[] | null
   /** argv[0]; default: `file`. */
-  argv0?: string
+  argv0?: string | null
   /** The child's whole environment; default: inherit process.env. */
-  env?: Record<string, string | undefined>
+  env?: Record<string, string | undefined> | null
   /** Working directory of the child. */
-  cwd?: string
-  stdin?: StdinSpec
+  cwd?: string | URL | null
+  stdin?: StdinSpec | null
   /** Fed to the child's stdin through a pipe (instead of `stdin`). */
-  input?: string | Uint8Array
-  stdout?: StdoutSpec
-  stderr?: StderrSpec
+  input?: string | ArrayBufferView | null
+  stdout?: StdoutSpec | null
+  stderr?: StderrSpec | null
   /** Milliseconds; 0 or absent = no timeout. */
-  timeout?: number
-  /** Signal sent at the deadline (default SIGKILL, as the seed). */
-  killSignal?: string | number
+  timeout?: number | null
+  /** Signal sent at the deadline (default SIGKILL, as the contract has it). */
+  killSignal?: string | number | null
   /** When killSignal is gentler than SIGKILL: SIGKILL follows after this many ms. */
-  forceKillAfterDelay?: number
+  forceKillAfterDelay?: number | null
   /** How long to wait for a killed child to be reaped before "wouldn't die" (ms, default 5000). */
-  graceTimeout?: number
+  graceTimeout?: number | null
   /**
    * After the child exits, how long its stdout/stderr pipes are read on until EOF while a
    * grandchild still holds them (ms, default 1000; 0: not at all). Output after that is not in the
    * result, and the result says `waitDelayExpired`.
    */
-  waitDelay?: number
+  waitDelay?: number | null
   /** Start the child in a new session (and process group); kills then reach the whole group. */
-  setsid?: boolean
-  rlimits?: Partial<Record<RlimitName, RlimitValue>>
+  setsid?: boolean | null
+  rlimits?: Partial<Record<RlimitName, RlimitValue>> | null
   /** Bytes kept per captured stream; the rest is read and dropped, and the result says so. */
-  maxBuffer?: number
-  launcher?: 'auto' | Launcher
+  maxBuffer?: number | null
+  launcher?: 'auto' | Launcher | null
   /** Kill children still running when this process exits (default true); on the fork path
    * also PR_SET_PDEATHSIG, so a parent killed by SIGKILL leaves no orphan. */
-  killOnExit?: boolean
+  killOnExit?: boolean | null
   /** Honest resource usage: run the child through the small measuring helper so that
    * rusage.maxRSS is the child's own peak, not this (possibly large) process's. */
-  measure?: boolean
+  measure?: boolean | null
   /** spawnChild/startChild only: aborting kills the child, and the result says `aborted`. */
-  signal?: AbortSignal
+  signal?: AbortSignal | null
 }
 
 /** Which step of starting the child failed. */

@@ -176,7 +176,7 @@ try {
             return [rssLabel(b), show(cell(m, 'floor')), show(th), show(cell(m, 'cpAsync')), show(cell(m, 'execaAsync')),
               target('2', `spawnChild (async) vs floor at ${b.size.label}`, th.ratio, TARGET_FLOOR)]
           })) +
-        `\n\nThe fork path (\`launcher: 'fork'\`: clone(CLONE_VM|CLONE_VFORK) and the seed's child-side sequence) against the posix_spawn path, ` +
+        `\n\nThe fork path (\`launcher: 'fork'\`: clone(CLONE_VM|CLONE_VFORK) and the contract's child-side sequence) against the posix_spawn path, ` +
         `ratios paired round by round as above:\n\n` +
         table(['Parent RSS', 'spawnChildSync fork', 'fork / posix_spawn (sync)', 'spawnChild fork', 'fork / posix_spawn (async)', 'sync fork vs floor', 'Target: fork / posix_spawn at 4 GiB'],
           bySize.map(b => {

@@ -14,7 +14,7 @@ function shapes(commands: KnobCommand[]): unknown[] {
   })
 }
 
-t.test('grammar: one row per rule of seed 001', async (t) => {
+t.test('grammar: one row per rule of the knob-file grammar (docs/toolchain-contract.md)', async (t) => {
   const rows: Array<[string, string, unknown[]]> = [
     ['header only', '[knobs]', []],
     ['preamble before the header is discarded', 'anything ; [Knobs] here\n[knobs]\nA=1', [{ assign: 'A', name: 'a', value: { type: 'int', value: 1, text: '1' } }]],

@@ -99,7 +99,7 @@ t.test('dumpSass with a fake nvdisasm (stand-in: nvdisasm is not installed)', as
   const env = { PATH: `${bin}:${process.env.PATH}` }
   const run = dumpSass(CUBIN, { env, tempRoot, inputBaseName: 'scale.tileir' })
   t.equal(run.status, 'ok')
-  t.same(run.argv.slice(0, 2), ['nvdisasm', '-c'], "the seed's default command")
+  t.same(run.argv.slice(0, 2), ['nvdisasm', '-c'], "the contract's default command")
   const lines = Object.fromEntries(run.sass.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
   t.equal(lines.argc, '2 flags=-c ' + run.argv[2])
   t.equal(lines.path, run.argv[2])

@@ -1,4 +1,4 @@
-// The Program handle (seed 004): every status and verbatim message, the seed's validation order,
+// The Program handle (docs/toolchain-contract.md, "The Program handle"): every status and verbatim message, the contract's validation order,
 // compile through the real ptxas 13.0 (byte-identical to runPtxas), the SASS dump, cancellation,
 // release, compileMany's input-order results, and no temp files or fds left on any path.
 //
@@ -56,7 +56,7 @@ function collector(): { calls: Array<[string, ProgramTool]>; onDiagnostic: (text
   return { calls, onDiagnostic: (text, tool) => { calls.push([text, tool]) } }
 }
 
-t.test("the seed's error table: every status and message, verbatim", async (t) => {
+t.test("the contract's error table: every status and message, verbatim", async (t) => {
   const rows: Array<[ProgramErrorCode, number, string]> = [
     // Status 1 cannot be provoked from JavaScript (a failed allocation throws before our code runs);
     // the row checks that the table and the error class carry it.
@@ -88,7 +88,7 @@ t.test("the seed's error table: every status and message, verbatim", async (t) =
   t.throws(() => new ProgramError('NO_SUCH' as ProgramErrorCode), { code: 'ERR_INVALID_ARG_VALUE' })
 })
 
-t.test("create: every check, with the seed's message, in the seed's order", async (t) => {
+t.test("create: every check, with the contract's message, in the contract's order", async (t) => {
   const tileIr = Buffer.from([0x7f, 0x54, 0x69, 0x6c, 0x65, 0x49, 0x52, 0x00, 0x01, 0x02])
   const mlir = Buffer.concat([Buffer.from([0x4d, 0x4c, 0xef, 0x52]), Buffer.from('\x00\x05e IR bytecode')])
   type Row = [string, unknown, ProgramErrorCode, (string | RegExp)?]
@@ -128,7 +128,7 @@ t.test("create: every check, with the seed's message, in the seed's order", asyn
     ['hostArch 0 (the C enum)', { ...BASE, hostArch: 0 }, 'UNSUPPORTED_HOST_ARCH'],
     ['hostOs darwin', { ...BASE, hostOs: 'darwin' }, 'UNSUPPORTED_HOST_OS', /"darwin" is not one of linux, windows/],
     ['hostOs empty', { ...BASE, hostOs: '' }, 'UNSUPPORTED_HOST_OS'],
-    // Two faults at once: the one the seed checks first is the one reported.
+    // Two faults at once: the one the contract checks first is the one reported.
     ['order: null input before a bad GPU', { input: null, gpuName: 'sm_90' }, 'INPUT_BUFFER_NULL'],
     ['order: the probe before the GPU', { input: 'garbage', gpuName: 'sm_90' }, 'NOT_PTX'],
     ['order: the GPU before the opt level', { ...BASE, gpuName: 'sm_90', optLevel: 9 }, 'UNSUPPORTED_GPU_TARGET'],
@@ -148,7 +148,7 @@ t.test("create: every check, with the seed's message, in the seed's order", asyn
   }
 })
 
-t.test('create accepts what the seed accepts, and starts nothing', async (t) => {
+t.test('create accepts what the contract accepts, and starts nothing', async (t) => {
   const dir = scratchDir(t)
   const marker = join(dir, 'started')
   const ptxas = fakeTool(dir, 'ptxas', `touch '${marker}'; exit 1`)
@@ -178,7 +178,7 @@ t.test('create accepts what the seed accepts, and starts nothing', async (t) => 
   t.notOk(existsSync(marker), 'create never starts ptxas')
 })
 
-t.test('create: fields the seed does not check are programming errors (TypeError/RangeError)', async (t) => {
+t.test('create: fields the contract does not check are programming errors (TypeError/RangeError)', async (t) => {
   const rows: Array<[string, unknown, string, string]> = [
     ['config not an object', 'sm_100', 'ERR_INVALID_ARG_TYPE', 'config'],
     ['deviceDebug not a boolean', { ...BASE, optLevel: 0, deviceDebug: 1 }, 'ERR_INVALID_ARG_TYPE', 'deviceDebug'],
@@ -269,7 +269,7 @@ t.test('compile: ptxas rejects the PTX -> status 5, its stderr verbatim', skipWi
   }
 })
 
-t.test("compile: the seed's exit-code table through fake ptxas scripts -> status 5", async (t) => {
+t.test("compile: the contract's exit-code table through fake ptxas scripts -> status 5", async (t) => {
   const dir = scratchDir(t)
   const notExecutable = join(dir, 'noexec')
   writeFileSync(notExecutable, '#!/bin/sh\n', { mode: 0o644 })
@@ -431,7 +431,7 @@ t.test('compile: the SASS dump goes into the object', skipWithoutPtxas, async (t
   }
 
   if (searchPath('nvdisasm', process.env) === null) {
-    // No nvdisasm on PATH: the one in $CUDA_ROOT/bin runs, as the seed keeps the root for.
+    // No nvdisasm on PATH: the one in $CUDA_ROOT/bin runs, as the contract keeps the root for.
     const root = join(tools, 'root')
     mkdirSync(join(root, 'bin'), { recursive: true })
     fakeTool(join(root, 'bin'), 'nvdisasm', 'echo "root nvdisasm $#"')
@@ -493,7 +493,7 @@ t.test('cancellation: compile({ signal }) kills ptxas; release() does too', asyn
   t.equal(thrown(() => program.getOutput()).code, 'NOT_COMPILED')
   t.same(readdirSync(tempRoot), [], 'the temp PTX file is gone')
 
-  // Aborted before it started: nothing runs (seed 003, Phase 2).
+  // Aborted before it started: nothing runs (docs/toolchain-contract.md, "Cancellation and parallel compiles").
   const never = join(dir, 'never')
   const early = await rejection(Program.create({ ...BASE, ptxas: sleeper, env: { ...process.env, TH_PID: never } }).compile({ signal: AbortSignal.abort() }))
   t.same([early.status, early.reason], [5, 'the compile was aborted before ptxas started'])

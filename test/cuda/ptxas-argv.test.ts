@@ -12,7 +12,7 @@ import {
 const PTX = '.version 8.8\n.target sm_100\n.address_size 64\n.visible .entry k(.param .u64 p){ ret; }'
 const noEnv = {}
 
-t.test('the seed argv, token for token and in order', async (t) => {
+t.test("tileiras's argv, token for token and in order", async (t) => {
   const rows: Array<[string, PtxasArgvOptions, string[]]> = [
     ['defaults: opt-level 3, nothing else', { gpuName: 'sm_100', ptx: PTX, env: noEnv }, ['ptxas', '-arch', 'sm_100', '--opt-level', '3', '--input-as-string', PTX]],
     ['opt level', { gpuName: 'sm_120', optLevel: 0, ptx: PTX, env: noEnv }, ['ptxas', '-arch', 'sm_120', '--opt-level', '0', '--input-as-string', PTX]],
@@ -45,7 +45,7 @@ t.test('knob forwarding is AND-gated on MLIR_ENABLE_EVO and PTX_KNOBS_PATH', asy
   }
 })
 
-t.test('the base-options string is built as the seed shows', async (t) => {
+t.test('the base-options string is built as the contract shows', async (t) => {
   const rows: Array<[string, Parameters<typeof buildBasePtxOptions>[0], string]> = [
     ['nothing', { env: {} }, ' '],
     ['base options only', { basePtxOptions: '-v', env: {} }, ' -v'],
@@ -53,7 +53,7 @@ t.test('the base-options string is built as the seed shows', async (t) => {
     ['nv-host quoted', { hostCodePath: '/tmp/h.o', env: {} }, ' --nv-host="/tmp/h.o" '],
     ['nv-host escapes " and \\', { hostCodePath: '/tmp/a "b"\\c', env: {} }, ' --nv-host="/tmp/a \\"b\\"\\\\c" '],
     ['all three in order', { hostCodePath: '/h', basePtxOptions: '-O1', env: { MLIR_ENABLE_EVO: '1', PTX_KNOBS_PATH: '/k' } }, ' --knobs-file=/k --nv-host="/h" -O1'],
-    // Not in the seed: its unquoted form would split this path into two argv tokens.
+    // Not in the contract: its unquoted form would split this path into two argv tokens.
     ['a knobs path that needs quoting is quoted', { env: { MLIR_ENABLE_EVO: '1', PTX_KNOBS_PATH: '/my knobs/k.cfg' } }, ' --knobs-file="/my knobs/k.cfg" '],
   ]
   for (const [name, options, expected] of rows) t.equal(buildBasePtxOptions(options), expected, name)

@@ -1,4 +1,4 @@
-// How a finished ptxas child is read: the cubin locator and the seed's exit-code table, on
+// How a finished ptxas child is read: the cubin locator and the contract's exit-code table, on
 // synthetic harness results (no ptxas needed; the real-ptxas rows are in ptxas.test.ts).
 import t from 'tap'
 import { cubinExtent, splitMergedOutput, interpretPtxasResult, decodeToolResult } from '../../lib/cuda/index.js'
@@ -49,7 +49,7 @@ t.test('splitMergedOutput: the ELF found by its magic, the text around it is the
   }
 })
 
-t.test("decodeToolResult: the seed's exit-code table", async (t) => {
+t.test("decodeToolResult: the contract's exit-code table", async (t) => {
   const enoent = { stage: 'exec' as const, code: 'ENOENT', errno: 2, message: "Couldn't execute 'ptxas': No such file or directory" }
   const eacces = { stage: 'exec' as const, code: 'EACCES', errno: 13, message: "Couldn't execute 'ptxas': Permission denied" }
   const e2big = { stage: 'exec' as const, code: 'E2BIG', errno: 7, message: "Couldn't execute 'ptxas': Argument list too long" }

@@ -137,7 +137,7 @@ t.test('bad PTX on the memfd and file routes is still reported verbatim, and not
 })
 
 // Fake ptxas scripts only: these rows run without a real ptxas too.
-t.test("the seed's exit-code table, through the harness", async (t) => {
+t.test("the contract's exit-code table, through the harness", async (t) => {
   const dir = scratchDir(t)
   const notExecutable = join(dir, 'ptxas-noexec')
   writeFileSync(notExecutable, '#!/bin/sh\nexit 0\n', { mode: 0o644 })

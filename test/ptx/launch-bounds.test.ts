@@ -1,4 +1,4 @@
-// Launch-bound normalization (seed 001). One row per rule: what the printer keeps, which warnings it
+// Launch-bound normalization (docs/toolchain-contract.md, "Launch bounds"). One row per rule: what the printer keeps, which warnings it
 // gives, and, run through the real ptxas, that the normalized PTX assembles cleanly while the same
 // directives printed by hand (no normalization) are rejected or warned about by ptxas - so every
 // rule is shown to matter.

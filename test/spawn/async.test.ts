@@ -71,7 +71,7 @@ t.test('kill(): default signal, named signal, false once ended', t => eachPath(t
   const start = starter(path)
   const a = start({ file: 'sleep', args: ['100'] })
   t.equal(a.kill(), true)
-  t.equal((await a.result).signal, 'SIGKILL', "default killSignal is SIGKILL, as the seed")
+  t.equal((await a.result).signal, 'SIGKILL', "default killSignal is SIGKILL, as the contract has it")
   t.equal(a.kill(), false, 'nothing to kill after the end')
   const b = start({ file: 'sleep', args: ['100'] })
   b.kill('SIGTERM')

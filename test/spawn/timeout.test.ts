@@ -6,7 +6,7 @@ import { eachPath, eventually, processState } from '../helpers.js'
 t.test('deadline kills and reaps', t => eachPath(t, '', async (t, { run }) => {
   const r = await run({ file: 'sleep', args: ['10'], timeout: 150 })
   t.equal(r.timedOut, true)
-  t.equal(r.signal, 'SIGKILL', 'killed with SIGKILL, as the seed')
+  t.equal(r.signal, 'SIGKILL', 'killed with SIGKILL, as the contract has it')
   t.equal(r.exitCode, null)
   t.equal(r.diagnostic, 'Child timed out')
   t.equal(r.spawnError, null)
