@@ -35,8 +35,10 @@ npx cmake-js build --out build-asan -D --CDTILEHARNESS_SANITIZE=ON >/tmp/tilehar
   cat /tmp/tileharness-asan-build.$$; rm -f /tmp/tileharness-asan-build.$$; exit 1; }
 rm -f /tmp/tileharness-asan-build.$$
 addon=$root/build-asan/Release/tileharness.node
-if ! ldd "$addon" | grep -q libasan; then
-  echo "check:asan: $addon is not linked against libasan (stale cache? rm -rf build-asan)" >&2
+# grep reads to the end (no -q): under pipefail, grep -q quitting at the first match can leave the
+# writer with SIGPIPE and fail the pipeline although the match was found.
+if ! ldd "$addon" | grep libasan >/dev/null; then
+  echo "check:asan: $addon is not linked against libasan" >&2
   exit 1
 fi
 npx tsc -p tsconfig.json || exit 1
@@ -62,7 +64,7 @@ printf '%s\n' '#include <stdlib.h>' 'volatile char sink;' \
 gcc -shared -fPIC -fsanitize=address -o "$reports/canary/overflow.so" "$reports/canary/overflow.c" || exit 1
 env LD_PRELOAD="$libasan" ASAN_OPTIONS="detect_leaks=0:log_path=$reports/canary/asan" \
   node -e "try { process.dlopen({ exports: {} }, '$reports/canary/overflow.so') } catch {}" 2>/dev/null
-if ! cat "$reports"/canary/asan.* 2>/dev/null | grep -q 'ERROR: AddressSanitizer: heap-buffer-overflow'; then
+if ! cat "$reports"/canary/asan.* 2>/dev/null | grep 'ERROR: AddressSanitizer: heap-buffer-overflow' >/dev/null; then
   echo "check:asan: a deliberate heap overflow was not reported: the check would be blind" >&2
   exit 1
 fi
