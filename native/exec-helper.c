@@ -34,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec-search.h"
@@ -143,6 +144,8 @@ int main(int argc, char **argv) {
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, &old);
 
+  struct timespec started;
+  clock_gettime(CLOCK_MONOTONIC, &started);
   pid_t pid = fork();
   if (pid < 0) {
     r.kind = TH_REPORT_FORK_FAILED;
@@ -207,6 +210,8 @@ int main(int argc, char **argv) {
   do {
     w = wait4(pid, &status, 0, &r.usage);
   } while (w < 0 && errno == EINTR);
+  struct timespec reaped;
+  clock_gettime(CLOCK_MONOTONIC, &reaped);
 
   r.pid = pid;
   if (got == (ssize_t)sizeof report) {
@@ -217,6 +222,7 @@ int main(int argc, char **argv) {
   } else {
     r.kind = TH_REPORT_RAN;
     r.status = status;
+    r.wall_ns = (int64_t)(reaped.tv_sec - started.tv_sec) * 1000000000 + (reaped.tv_nsec - started.tv_nsec);
   }
   send_report(&r);
   return 0;

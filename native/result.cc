@@ -71,8 +71,9 @@ void WriteNumbers(double *n, const Launched &child, const WaitOutcome &outcome, 
   n[kSlot_stdoutTruncated] = outcome.out.truncated ? 1 : 0;
   n[kSlot_stderrTruncated] = outcome.err.truncated ? 1 : 0;
   // The child's lifetime: from the launch to when its exit was seen (not to when its result was
-  // built, which can be later by waitDelay).
-  n[kSlot_durationMs] = ((outcome.exitNs > 0 ? outcome.exitNs : endNs) - startNs) / 1e6;
+  // built, which can be later by waitDelay); measured, the target's own, as its helper clocked it.
+  n[kSlot_durationMs] = outcome.targetWallNs > 0 ? outcome.targetWallNs / 1e6
+                                                 : ((outcome.exitNs > 0 ? outcome.exitNs : endNs) - startNs) / 1e6;
   n[kSlot_waitDelayExpired] = outcome.waitDelayExpired ? 1 : 0;
   n[kSlot_rusageSource] = static_cast<double>(static_cast<int>(outcome.rusageSource));
   const struct rusage &ru = outcome.usage;

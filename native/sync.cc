@@ -57,9 +57,16 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
     }
   }
   if (child.stage == Stage::None && OpenPaths(spec, wait.timeoutMs > 0 ? start + wait.timeoutMs * 1e6 : 0, child, outcome)) {
+    double launchNs = NowNs();
     child = Launch(spec);
     CloseOpenedPaths(spec);
-    if (child.stage == Stage::None && spec.measure) AwaitHelperStart(child);
+    if (child.stage == Stage::None && spec.measure && AwaitHelperStart(child) && timer) {
+      // The deadline acts on the target from when it exists (as the async path's timer, started
+      // after the launch): the helper's exec and fork are not taken out of the target's time, so a
+      // measured child that timed out lived at least `timeout`, as its durationMs (the helper's
+      // clock of the target) shows. The { path } opens before the launch still count.
+      timer->Arm(wait.timeoutMs - (launchNs - start) / 1e6);
+    }
   }
   if (child.stage == Stage::None) {
     WaitSync(child, wait, timer.get(), outcome);

@@ -167,6 +167,7 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   if (report.kind == TH_REPORT_RAN) {
     outcome.status = report.status;
     outcome.haveStatus = true;
+    outcome.targetWallNs = static_cast<double>(report.wall_ns);
     return;
   }
   // The target never ran the program: reported as the unmeasured launch reports it, with the

@@ -57,6 +57,9 @@ struct WaitOutcome {
   bool wouldntDie = false;
   int timerError = 0;  // the timeout could not be armed (errno)
   double exitNs = 0;   // when the exit was seen (CLOCK_MONOTONIC); 0: not seen
+  // measure: the target's own lifetime as the helper clocked it (fork to reap); 0: not reported.
+  // A measured run's durationMs is this, not the helper's life, which adds its exec and exit.
+  double targetWallNs = 0;
   bool waitDelayExpired = false;
   RusageSource rusageSource = RusageSource::Wait4;
   Capture out, err;

@@ -118,6 +118,11 @@ export interface ChildResult {
   stdoutTruncated: boolean
   stderrTruncated: boolean
   rusage: ChildRusage
+  /**
+   * The child's lifetime in ms, monotonic: from its launch to when its exit was seen. Measured
+   * (rusageSource 'helper'), the target's own, clocked by the helper from just before it forks
+   * the target to its reaping, so the helper's exec and exit are not counted.
+   */
   durationMs: number
   /**
    * Whose figures `rusage` holds: 'wait4', the child's own from wait4 (maxRSS never below the

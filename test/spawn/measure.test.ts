@@ -1,9 +1,13 @@
 // measure: true — the child's own maxRSS, not the spawner's; a SIGKILL at the deadline reaches the target.
 // That a measured child is otherwise the same child is the behaviour tables' to show: every one of
 // them runs through MEASURE (test/helpers.ts).
+import fs from 'node:fs'
+import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { eachPath, eventually, processState } from '../helpers.js'
+import { helperPath } from '../../lib/spawn/native.js'
+import { eachPath, eventually, processState, script, tempDir } from '../helpers.js'
+import { PACKAGE, nodeChildEnv, runNodeScript } from '../reliability/helpers.js'
 
 // The rows: what ends the child. maxRSS is the spawner's RSS unmeasured, and the child's own
 // measured.
@@ -46,3 +50,38 @@ t.test('a SIGKILL at the deadline reaches the target itself, whose rusage is sti
   const pid = Number(grouped.stdout.toString().trim())
   t.ok(await eventually(() => processState(pid) !== 'alive'), 'with setsid the whole group goes')
 }, { measure: [true] }))
+
+t.test("durationMs is the target's own: the helper's start is not counted, and a deadline starts with the target", async t => {
+  // A helper that takes 400 ms to start (a wrapper that sleeps, then execs the real one), beside a
+  // copy of the addon, which takes its helper from its own directory. Whatever the machine's
+  // load, the call then lasts at least 400 ms longer than the target lives: the target's own
+  // durationMs is below the call's time less that, where launch-to-exit would be above it.
+  const dir = tempDir(t)
+  const addon = process.env.TILEHARNESS_ADDON ? path.resolve(process.env.TILEHARNESS_ADDON) : path.join(path.dirname(helperPath), 'tileharness.node')
+  fs.copyFileSync(addon, path.join(dir, path.basename(addon)))
+  script(dir, 'tileharness-exec', `#!/bin/sh\nsleep 0.4\nexec ${helperPath} "$@"\n`)
+  const env = { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) }
+  const rows = runNodeScript<Array<{ api: string; callMs: number; durationMs: number; exitCode: number | null; timedOut: boolean; rusageSource: string }>>(`
+    const { spawnChild, spawnChildSync } = require(${PACKAGE})
+    ;(async () => {
+      const rows = []
+      for (const api of ['sync', 'async']) for (const spec of [{ file: '/bin/true' }, { file: 'sleep', args: ['10'], timeout: 300 }]) {
+        const t0 = performance.now()
+        const full = { ...spec, measure: true }
+        const r = api === 'sync' ? spawnChildSync(full) : await spawnChild(full)
+        rows.push({ api, callMs: performance.now() - t0, durationMs: r.durationMs, exitCode: r.exitCode, timedOut: r.timedOut, rusageSource: r.rusageSource })
+      }
+      console.log(JSON.stringify(rows))
+    })()
+  `, { env })
+  t.equal(rows.length, 4)
+  for (const r of rows) {
+    const label = `${r.api}, ${r.timedOut ? 'timed out' : 'exits'}: durationMs ${r.durationMs.toFixed(1)}, call ${r.callMs.toFixed(1)} ms`
+    t.equal(r.rusageSource, 'helper', `${label}: measured`)
+    t.ok(r.durationMs <= r.callMs - 400, `${label}: the helper's 400 ms start is not in durationMs`)
+    // The deadline counts from when the target exists, so a measured child that timed out lived
+    // at least its timeout (from the call, the slow helper would have used most of it up).
+    if (r.timedOut) t.ok(r.durationMs >= 300, `${label}: lived its whole timeout`)
+    else t.equal(r.exitCode, 0, label)
+  }
+})
