@@ -27,7 +27,7 @@ const quick = flag('--quick')
 const strict = flag('--strict')
 const out = option('--out') ?? (quick ? null : path.join(ROOT, 'bench/RESULTS.md'))
 const svgOut = option('--svg') ?? (quick ? null : path.join(ROOT, 'bench/spawn.svg'))
-const onlyRows = option('--rows')?.split(',').map(Number) ?? [1, 2, 3, 4, 5, 6]
+const onlyRows = option('--rows')?.split(',').map(Number) ?? [1, 2, 3, 4, 5, 6, 7]
 
 const CONFIG = quick
   ? {
@@ -37,6 +37,7 @@ const CONFIG = quick
       capture: { bytes: 256 * 1024 ** 2, label: '256 MiB', rounds: 2 },
       timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 10 },
       ptxas: { rounds: 3, batch: 2, batchMs: 1000 },
+      accuracy: { rounds: 2, runs: { '/bin/true': 100, 'sleep 0.005': 40, 'sleep 0.1': 5 } },
       svg: { runs: 10, warmup: 2 },
     }
   : {
@@ -46,6 +47,7 @@ const CONFIG = quick
       capture: { bytes: GiB, label: '1 GiB', rounds: 5 },
       timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 20 },
       ptxas: { rounds: 12, batch: 3, batchMs: 1000 },
+      accuracy: { rounds: 5, runs: { '/bin/true': 300, 'sleep 0.005': 100, 'sleep 0.1': 10 } },
       svg: { runs: 40, warmup: 3 },
     }
 
@@ -102,6 +104,12 @@ function target(row, what, ratio, limit) {
   const met = ratio !== null && ratio.median <= limit
   targets.push({ row, what, ratio, limit, met })
   return `${x(ratio)} ≤ ${limit.toFixed(2)}x: **${met ? 'met' : 'MISSED'}**`
+}
+
+/** A target that is not a ratio limit: `figure` and `rule` say what was measured and held to. */
+function verdict(row, what, figure, rule, met) {
+  targets.push({ row, what, met, text: `${figure} (target: ${rule})` })
+  return `${figure}: **${met ? 'met' : 'MISSED'}**`
 }
 
 /** Per-operation median of the round medians, and the paired ratio to `base` (round medians). */
@@ -259,6 +267,52 @@ try {
     }
   }
 
+  if (onlyRows.includes(7)) {
+    const hyperfine = firstLine('hyperfine', ['--version'])
+    if (!hyperfine) {
+      sections.push('## 7. `tileharness bench` against hyperfine\n\nSkipped: `hyperfine` is not on the PATH (Debian: `apt-get install hyperfine`).')
+    } else {
+      log(`row 7: accuracy ${JSON.stringify(CONFIG.accuracy)}`)
+      // Per command and round, the three tools in rotated order, each its own process doing its
+      // own warmup and runs; a figure is the median over rounds of each tool's median run.
+      const cli = path.join(ROOT, 'dist/cli/main.js')
+      const tools = {
+        hyperfine: (cmd, n, file) => ['hyperfine', ['-N', '--style', 'none', '-w', '3', '-r', String(n), '--export-json', file, cmd]],
+        measured: (cmd, n, file) => [process.execPath, [cli, 'bench', '-n', String(n), '--warmup', '3', '--json', file, cmd]],
+        unmeasured: (cmd, n, file) => [process.execPath, [cli, 'bench', '--no-measure', '-n', String(n), '--warmup', '3', '--json', file, cmd]],
+      }
+      const medianMs = (tool, file) => {
+        const j = JSON.parse(fs.readFileSync(file, 'utf8'))
+        return tool === 'hyperfine' ? j.results[0].median * 1000 : j.commands[0].summary.wallMs.median
+      }
+      const rows = []
+      for (const [cmd, n] of Object.entries(CONFIG.accuracy.runs)) {
+        const got = { hyperfine: [], measured: [], unmeasured: [] }
+        const names = Object.keys(tools)
+        for (let round = 0; round < CONFIG.accuracy.rounds; round++) {
+          for (let k = 0; k < names.length; k++) {
+            const tool = names[(k + round) % names.length]
+            const file = path.join(tmp, `accuracy-${tool}.json`)
+            const [exe, args] = tools[tool](cmd, n, file)
+            const r = run(exe, args, { timeout: 5 * 60 * 1000 })
+            if (r.exitCode !== 0) throw new Error(`row 7: ${exe} ${args.join(' ')}: ${r.diagnostic || `exit ${r.exitCode}`}: ${r.stderr.toString().trim()}`)
+            got[tool].push(medianMs(tool, file))
+          }
+        }
+        const hf = median(got.hyperfine), me = median(got.measured), un = median(got.unmeasured)
+        const within = v => Math.abs(v - hf) <= Math.max(0.03 * hf, 0.1)
+        const diff = v => `${v >= hf ? '+' : '−'}${Math.abs(v - hf) < 1 ? `${(Math.abs(v - hf) * 1000).toFixed(0)} µs` : `${Math.abs(v - hf).toFixed(2)} ms`} (${((v / hf - 1) * 100).toFixed(1)}%)`
+        rows.push([`\`${cmd}\` (${n})`, ms(hf), `${ms(me)} ${diff(me)}`, `${ms(un)} ${diff(un)}`,
+          verdict('7', `\`tileharness bench\` (measured) vs \`hyperfine -N\`, \`${cmd}\``, `${ms(me)} vs ${ms(hf)}`, 'within 3% or 0.1 ms', within(me))])
+      }
+      sections.push(`## 7. \`tileharness bench\` against hyperfine\n\n` +
+        `The median wall time of one run, as each tool reports it: \`hyperfine -N\` (${hyperfine}, no shell), \`tileharness bench\` (measured, the default: the wall time is the target's own, clocked by the measuring helper from just before it forks the target to its reaping) and \`tileharness bench --no-measure\` (launch to exit seen, by the harness). ` +
+        `Each tool runs as its own process with 3 warmup runs and the same number of runs; ${CONFIG.accuracy.rounds} rounds in rotated order, the median of the rounds' medians. Target: the measured median within 3% or 0.1 ms of hyperfine's.\n\n` +
+        table(['Command (runs per round)', 'hyperfine -N', 'tileharness bench', 'bench --no-measure', 'Target'],
+          rows))
+    }
+  }
+
   if (svgOut) {
     fs.mkdirSync(path.dirname(svgOut), { recursive: true })
     log(`tileharness bench for ${path.relative(ROOT, svgOut)}`)
@@ -292,10 +346,10 @@ const doc = [
   ...sections.flatMap(s => [s, '']),
   '## Targets',
   '',
-  ...targets.map(t => `- ${t.met ? 'met' : '**MISSED**'}: row ${t.row}, ${t.what}: ${x(t.ratio)} (target ≤ ${t.limit.toFixed(2)}x)`),
+  ...targets.map(t => `- ${t.met ? 'met' : '**MISSED**'}: row ${t.row}, ${t.what}: ${t.text ?? `${x(t.ratio)} (target ≤ ${t.limit.toFixed(2)}x)`}`),
   '',
   missed.length ? `**Missed targets (${missed.length} of ${targets.length}):**` : `All ${targets.length} targets met.`,
-  ...missed.map(t => `- row ${t.row}: ${t.what}: ${x(t.ratio)} > ${t.limit.toFixed(2)}x`),
+  ...missed.map(t => `- row ${t.row}: ${t.what}: ${t.text ?? `${x(t.ratio)} > ${t.limit.toFixed(2)}x`}`),
   ...(missed.some(t => t.row === '1' || t.row === '2') && readings.length
     ? ['', 'Where the time goes (ratios to the floor, from rows 1 and 2):', ...readings.map(r => `- ${r}`)]
     : []),
