@@ -9,6 +9,7 @@ import {
   Program, ProgramError, checkGpuTarget, defaultHostArch, DEFAULT_DUMP_SASS_COMMAND,
   type ProgramConfig, type ProgramOutput,
 } from '../cuda/index.js'
+import { checkSymbolPrefix } from '../cuda/program/symbols.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
@@ -35,12 +36,13 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
 export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [--allow-any-target] [-O 0-3]
                            [--device-debug] [--lineinfo] [--host-arch x86_64] [--host-os linux]
                            [--dump-sass ['nvdisasm -c']] [--sanitize memcheck] [--timeout D]
-                           [-o OUT.o] [--json] [--example vadd|saxpy|reduce|cluster]
+                           [-o OUT.o] [--name NAME] [--json] [--example vadd|saxpy|reduce|cluster]
 
 Assembles PTX with ptxas into a host ELF object holding the cubin (and, with --dump-sass, its
 SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
 
-  --gpu-name NAME      the target: sm_100 (default), sm_103, sm_110, sm_120 or sm_121
+  --gpu-name NAME      the target: sm_100 (default), sm_103, sm_110, sm_120 or sm_121, or an
+                       architecture-specific or family one ptxas accepts (sm_90a, sm_100a, sm_100f)
   --allow-any-target   accept other targets too, such as sm_90
   -O, --opt-level N    ptxas optimization level, 0-3 (default 3)
   --device-debug       full device debug info (needs -O 0)
@@ -56,6 +58,8 @@ SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
                        a regular file is replaced atomically, a symlink's target likewise; a
                        character device or FIFO is written in place; - is standard output
                        (the summary then goes to standard error)
+  --name NAME          the symbols' prefix, a C identifier: NAME_cubin, NAME_cubin_size, ...
+                       (default: INPUT's base name made one, or the example's name)
   --example NAME       ${EXAMPLE_KERNELS.join(', ')}
   --json               print a JSON summary on stdout
   -h, --help           print this and exit
@@ -100,6 +104,8 @@ export interface CompileArgs {
   sanitize: 'memcheck' | 'none' | undefined
   timeout: number | undefined
   output: string | null
+  /** The symbol prefix (--name), checked; null: from INPUT or the example. */
+  name: string | null
   json: boolean
 }
 
@@ -118,6 +124,7 @@ const COMPILE_OPTIONS: OptionTable = {
   // tileiras's spelling, as an orchestrator such as nvcc writes it.
   output: { kind: 'value', short: 'o', aliases: ['output-file'] },
   example: { kind: 'value' },
+  name: { kind: 'value' },
   json: { kind: 'flag' },
   help: HELP_OPTION,
 }
@@ -126,7 +133,7 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
   const args: CompileArgs = {
     input: null, example: null, gpuName: 'sm_100', optLevel: undefined, deviceDebug: false, lineinfo: false,
     allowAnyTarget: false, hostArch: undefined, hostOs: undefined, dumpSass: null, sanitize: undefined,
-    timeout: undefined, output: null, json: false,
+    timeout: undefined, output: null, name: null, json: false,
   }
   parseCommandLine(argv, COMPILE_OPTIONS, {
     operand(input) {
@@ -153,6 +160,7 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
           args.example = value as ExampleKernelName
           break
         }
+        case 'name': args.name = symbolPrefixOption(value!, option); break
         case 'json': args.json = true; break
       }
     },
@@ -177,7 +185,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
       return CONFIGURATION
     }
     const base = parse(args.input).name
-    name = cIdentifier(base)
+    name = args.name ?? cIdentifier(base)
     output = args.output ?? `${base}.o`
   } else {
     const example = args.example ?? 'vadd'
@@ -193,7 +201,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
       return CONFIGURATION
     }
     input = exampleKernel(example, args.gpuName)
-    name = example
+    name = args.name ?? example
     output = args.output ?? `${example}.${args.gpuName}.o`
   }
   // Where the object goes is settled before ptxas runs (lib/cli/output.ts has the rules).
@@ -298,6 +306,7 @@ function summaryJson(output: string, args: CompileArgs, r: ProgramOutput): strin
     output,
     gpuName: r.gpuName,
     sm: r.sm,
+    arch: r.arch,
     optLevel: args.optLevel ?? 3,
     hostArch: args.hostArch ?? defaultHostArch(),
     kernels: r.kernels.map((k) => ({ name: k.name, registers: k.registers })),
@@ -325,6 +334,15 @@ function summaryJson(output: string, args: CompileArgs, r: ProgramOutput): strin
 
 function seconds(microseconds: number): string {
   return `${(microseconds / 1e6).toFixed(3)} s`
+}
+
+/** --name's value, checked as the Program checks its name; a bad one is a usage error. */
+function symbolPrefixOption(value: string, option: string): string {
+  try {
+    return checkSymbolPrefix(option, value)
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
 }
 
 /** A symbol prefix from a file name: my-kernel.v2 -> my_kernel_v2. */

@@ -64,6 +64,7 @@ export {
 export {
   probePtxas,
   clearPtxasProbeCache,
+  parsePtxasGpuNames,
   parsePtxasHelp,
   parsePtxasVersion,
   parsePtxasVersionList,

@@ -30,6 +30,8 @@ export interface PtxasProbe {
   options: readonly PtxasOption[]
   /** The PTX ISA versions --list-version prints, e.g. ['1.0', ..., '9.0']. */
   ptxIsaVersions: readonly string[]
+  /** The real targets --help allows for --gpu-name, e.g. ['sm_100', 'sm_100a', 'sm_100f', ...]. */
+  gpuNames: readonly string[]
   /**
    * Whether this ptxas knows an option: '--name' is looked up among long names and '-x' among
    * short ones, as ptxas parses them; a bare 'name' matches either; '=value' is ignored, and so
@@ -98,9 +100,11 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
     return result.stdout.toString('utf8')
   }
   const versionText = ask('--version')
-  const helpOptions = parsePtxasHelp(ask('--help'))
+  const help = ask('--help')
   const ptxIsaVersions = parsePtxasVersionList(ask('--list-version'))
-  const probe = makeProbe({ path, ...parsePtxasVersion(versionText), versionText, options: helpOptions, ptxIsaVersions })
+  const probe = makeProbe({
+    path, ...parsePtxasVersion(versionText), versionText, options: parsePtxasHelp(help), ptxIsaVersions, gpuNames: parsePtxasGpuNames(help),
+  })
   cache.set(key, probe)
   return probe
 }
@@ -134,12 +138,21 @@ export function parsePtxasHelp(text: string): PtxasOption[] {
   return options
 }
 
+/**
+ * The real targets (sm_*) among --gpu-name's "Allowed values for this option: 'compute_100',
+ * ...,'sm_90a'." in `ptxas --help`; the virtual (compute_*) and LTO (lto_*) ones are left out.
+ */
+export function parsePtxasGpuNames(text: string): string[] {
+  const block = /^--gpu-name\b[\s\S]*?Allowed values for this option:([^.]*)\./m.exec(text)?.[1] ?? ''
+  return [...block.matchAll(/'(sm_[0-9]+[a-z]?)'/g)].map((m) => m[1])
+}
+
 /** `ptxas --list-version`: one "major.minor" per line. */
 export function parsePtxasVersionList(text: string): string[] {
   return text.split('\n').map((l) => l.trim()).filter((l) => /^\d+\.\d+$/.test(l))
 }
 
-export function makeProbe(fields: Omit<PtxasProbe, 'accepts'>): PtxasProbe {
+export function makeProbe(fields: Omit<PtxasProbe, 'accepts' | 'gpuNames'> & { gpuNames?: readonly string[] }): PtxasProbe {
   const longs = new Set(fields.options.map((o) => o.long.slice(2)))
   const shorts = new Set(fields.options.map((o) => o.short.slice(1)))
   const gluable = new Set(fields.options.filter((o) => o.argument !== null && o.short.length === 2).map((o) => o.short[1]))
@@ -147,6 +160,7 @@ export function makeProbe(fields: Omit<PtxasProbe, 'accepts'>): PtxasProbe {
     ...fields,
     options: Object.freeze(fields.options.map((o) => Object.freeze({ ...o }))),
     ptxIsaVersions: Object.freeze([...fields.ptxIsaVersions]),
+    gpuNames: Object.freeze([...(fields.gpuNames ?? [])]),
     accepts(option: string): boolean {
       requireString('option', option)
       const name = option.split('=', 1)[0]

@@ -36,6 +36,12 @@ export const SHT_STRTAB = 3
 export const SHT_NOBITS = 8
 /** SHT_LOPROC + 0: the type ptxas gives .nv.info and .nv.info.<kernel>. */
 export const SHT_CUDA_INFO = 0x7000_0000
+/** SHT_LOPROC + 0x86: the type ptxas 13.0 gives .nv.compat (records in the .nv.info format). */
+export const SHT_CUDA_COMPAT = 0x7000_0086
+/** SHT_NOTE: .note.nv.tkinfo, the tool that wrote the cubin and its options. */
+export const SHT_NOTE = 7
+/** The note type of .note.nv.tkinfo's record (name "NVIDIA Corp"). */
+export const NT_CUDA_TKINFO = 2000
 
 export const SHF_ALLOC = 0x2
 
@@ -54,6 +60,11 @@ export const EIFMT_BVAL = 0x02
 export const EIFMT_HVAL = 0x03
 export const EIFMT_SVAL = 0x04
 
+/**
+ * .nv.compat attribute 0x09: 1 in a cubin for an architecture-specific target (sm_90a, sm_100a,
+ * ...), 0 otherwise (measured on ptxas 13.0; a family target, sm_100f, is 0 like sm_100).
+ */
+export const EICOMPAT_ARCH_SPECIFIC = 0x09
 export const EIATTR_MAX_THREADS = 0x05
 export const EIATTR_REQNTID = 0x10
 export const EIATTR_MAXREG_COUNT = 0x1b

@@ -4,7 +4,10 @@
 // What ptxas 13.0 writes, checked against its real output in test/elf/cubin.test.ts:
 // - ELF64 little-endian, e_machine EM_CUDA (190), EI_OSABI 0x41, EI_ABIVERSION 8, ET_EXEC (ET_REL with -c).
 // - The SM lives in e_flags: bits 8-15 under ABI version 8 (0x06006402 = sm_100), the low byte
-//   under ABI version 7 (older toolkits).
+//   under ABI version 7 (older toolkits). The target's suffix does not: an architecture-specific
+//   target (sm_100a) sets attribute 0x09 of `.nv.compat` to 1; a family target (sm_100f) makes
+//   the same bytes as sm_100 but for the options ptxas records in `.note.nv.tkinfo`
+//   ("-arch sm_100f"), which is where its `f` is read.
 // - Kernels are STT_FUNC symbols with st_other bit 0x10 (STO_CUDA_ENTRY); device functions lack it.
 // - Register counts (EIATTR_REGCOUNT) sit in the module-wide `.nv.info` section, one record per
 //   function keyed by symbol index; they are also read from `.nv.info.<kernel>`, where some older
@@ -13,14 +16,15 @@
 import { ByteReader } from './bytes.js'
 import {
   EI_ABIVERSION, EI_CLASS, EI_DATA, EI_OSABI, EIATTR_CTA_PER_CLUSTER, EIATTR_EXPLICIT_CLUSTER,
-  EIATTR_MAXREG_COUNT, EIATTR_MAX_CLUSTER_RANK, EIATTR_MAX_THREADS, EIATTR_REGCOUNT, EIATTR_REQNTID,
+  EICOMPAT_ARCH_SPECIFIC, EIATTR_MAXREG_COUNT, EIATTR_MAX_CLUSTER_RANK, EIATTR_MAX_THREADS, EIATTR_REGCOUNT, EIATTR_REQNTID,
   EIFMT_BVAL, EIFMT_HVAL, EIFMT_NVAL, EIFMT_SVAL, ELF64_EHDR_SIZE, ELF64_SHDR_SIZE, ELF64_SYM_SIZE,
-  ELF_MAGIC, ELFCLASS64, ELFDATA2LSB, EM_CUDA, SHN_XINDEX, SHT_CUDA_INFO, SHT_NOBITS, SHT_STRTAB,
+  ELF_MAGIC, ELFCLASS64, ELFDATA2LSB, EM_CUDA, NT_CUDA_TKINFO, SHN_XINDEX, SHT_CUDA_COMPAT, SHT_CUDA_INFO, SHT_NOTE, SHT_NOBITS, SHT_STRTAB,
   SHT_SYMTAB, STO_CUDA_ENTRY, STT_FUNC,
 } from './constants.js'
 import { CubinError, elfTypeError } from './errors.js'
 
 export type Extent3 = [number, number, number]
+export type TargetVariant = '' | 'a' | 'f'
 
 /** A kernel: its name and registers, plus the launch attributes ptxas recorded for it. */
 export interface CubinKernel extends CubinFunction, KernelAttributes {}
@@ -34,8 +38,10 @@ export interface CubinFunction {
 export interface CubinSummary {
   /** e.g. 100 for sm_100. The a/f variant is not recorded in e_flags by ptxas 13.0. */
   sm: number
-  /** `sm_${sm}`. */
+  /** The target with its suffix: `sm_${sm}${variant}`, e.g. 'sm_100a'. */
   arch: string
+  /** 'a' (architecture-specific, from .nv.compat), 'f' (family, from .note.nv.tkinfo) or ''. */
+  variant: TargetVariant
   abiVersion: 7 | 8
   osAbi: number
   eFlags: number
@@ -152,7 +158,45 @@ export function readCubin(bytes: Uint8Array): CubinSummary {
       functions.push({ name: sym.name, registers: regs })
     }
   }
-  return { sm, arch: `sm_${sm}`, abiVersion, osAbi: bytes[EI_OSABI] ?? 0, eFlags, elfType, kernels, functions }
+  const variant = targetVariant(r, sections, shstrtab, sm)
+  return { sm, arch: `sm_${sm}${variant}`, variant, abiVersion, osAbi: bytes[EI_OSABI] ?? 0, eFlags, elfType, kernels, functions }
+}
+
+/**
+ * The target's suffix: 'a' when .nv.compat says architecture-specific; else 'f' when the options
+ * in .note.nv.tkinfo name this SM's family target; else ''. A cubin without those sections (an
+ * older toolkit's, a synthetic one) is ''.
+ */
+function targetVariant(r: ByteReader, sections: readonly SectionHeader[], names: readonly string[], sm: number): TargetVariant {
+  const compat = sections.find((s) => s.type === SHT_CUDA_COMPAT && names[s.index] === '.nv.compat')
+  let archSpecific = false
+  if (compat !== undefined) {
+    readNvInfo(r.slice(compat.offset, compat.size, 'section .nv.compat'), '.nv.compat', (record) => {
+      if (record.attr === EICOMPAT_ARCH_SPECIFIC && record.format === EIFMT_BVAL) archSpecific = record.value !== 0
+    })
+  }
+  if (archSpecific) return 'a'
+  const options = toolOptions(r, sections, names)
+  const named = options === null ? null : /(?:^|\s)(?:-arch|--gpu-name)[= ]?sm_(\d+)([af]?)(?:\s|$)/.exec(options)
+  return named !== null && Number(named[1]) === sm && named[2] === 'f' ? 'f' : ''
+}
+
+/**
+ * The options string of .note.nv.tkinfo, or null. The note (type 2000, name "NVIDIA Corp") has a
+ * descriptor of six u32s (format version, 0, then offsets of the tool's name, version, branch and
+ * options) followed by their NUL-terminated strings, the offsets counted from there.
+ */
+function toolOptions(r: ByteReader, sections: readonly SectionHeader[], names: readonly string[]): string | null {
+  const note = sections.find((s) => s.type === SHT_NOTE && names[s.index] === '.note.nv.tkinfo')
+  if (note === undefined) return null
+  const data = r.slice(note.offset, note.size, 'section .note.nv.tkinfo')
+  const namesz = data.u32(0, 'the tkinfo note namesz')
+  const descsz = data.u32(4, 'the tkinfo note descsz')
+  if (data.u32(8, 'the tkinfo note type') !== NT_CUDA_TKINFO) return null
+  const descAt = 12 + Math.ceil(namesz / 4) * 4
+  const desc = data.slice(descAt, descsz, 'the tkinfo note descriptor')
+  if (descsz < 24) return null
+  return new StringTable(desc.slice(24, descsz - 24, 'the tkinfo strings')).cString(desc.u32(20, 'the tkinfo options offset'), 'the tkinfo options')
 }
 
 function readSectionHeaders(r: ByteReader): SectionHeader[] {
@@ -260,6 +304,8 @@ interface NvInfoRecord {
   payload(min: number, what: string): ByteReader
   /** A value carried either in the u16 slot (HVAL) or as a u32 payload (SVAL). */
   scalar(what: string): number
+  /** The u16 slot of the head (the value of a BVAL or HVAL record). */
+  value: number
 }
 
 /**
@@ -286,6 +332,7 @@ function readNvInfo(data: ByteReader, section: string, visit: (record: NvInfoRec
     visit({
       format,
       attr,
+      value: v,
       payload(min, what) {
         if (format !== EIFMT_SVAL || payloadSize < min) {
           throw new CubinError('ERR_CUBIN_NVINFO', `${section}: ${what} needs an EIFMT_SVAL payload of ${min} bytes (format ${format}, ${payloadSize} bytes)`, data.base + head)

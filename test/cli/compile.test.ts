@@ -79,6 +79,12 @@ t.test('examples, input files, -o and the ptxas options', skipWithoutPtxas, asyn
     [['my-kernel.v2.ptx', '-o', 'out/k.o', '-O', '1', '--lineinfo'], 'out/k.o', { ptx: kernelPtx('sm_100'), gpuName: 'sm_100', optLevel: 1, flags: ['--generate-line-info'] }],
     [['--opt-level=2', '--sanitize', 'memcheck', '--output', 'san.o'], 'san.o', { ptx: examplePtx('vadd', 'sm_100'), gpuName: 'sm_100', optLevel: 2, flags: ['--sanitize', 'memcheck'] }],
     [['--host-arch', 'aarch64', '-o', 'arm.o'], 'arm.o', { ptx: examplePtx('vadd', 'sm_100'), gpuName: 'sm_100', machine: EM_AARCH64 }],
+    // a/kernel.ptx and b/kernel.ptx in one program need their own prefixes.
+    [['my-kernel.v2.ptx', '--name', 'kernel_b', '-o', 'named.o'], 'named.o', { ptx: kernelPtx('sm_100'), gpuName: 'sm_100', symbol: 'kernel_b_cubin' }],
+    // Architecture-specific and family targets, without --allow-any-target.
+    [['--example', 'saxpy', '--gpu-name', 'sm_100a'], 'saxpy.sm_100a.o', { ptx: examplePtx('saxpy', 'sm_100a'), gpuName: 'sm_100a' }],
+    [['--example', 'vadd', '--gpu-name', 'sm_90a', '--name', 'vadd90a'], 'vadd.sm_90a.o', { ptx: examplePtx('vadd', 'sm_90a'), gpuName: 'sm_90a', symbol: 'vadd90a_cubin' }],
+    [['--example', 'vadd', '--gpu-name', 'sm_120f'], 'vadd.sm_120f.o', { ptx: examplePtx('vadd', 'sm_120f'), gpuName: 'sm_120f' }],
   ]
   for (const [args, output, expected] of rows) {
     const name = args.join(' ')
@@ -91,7 +97,8 @@ t.test('examples, input files, -o and the ptxas options', skipWithoutPtxas, asyn
     t.equal(object.readUInt16LE(18), expected.machine ?? NATIVE_MACHINE, `${name}: machine`)
     if (expected.symbol !== undefined) t.ok(object.includes(Buffer.from(`${expected.symbol}\0`)), `${name}: symbol ${expected.symbol}`)
   }
-  t.same(files(dir), ['arm.o', 'cluster.sm_90.o', 'my-kernel.v2.o', 'my-kernel.v2.ptx', 'out', 'reduce.sm_110.o', 'san.o', 'saxpy.sm_120.o'])
+  t.same(files(dir), ['arm.o', 'cluster.sm_90.o', 'my-kernel.v2.o', 'my-kernel.v2.ptx', 'named.o', 'out', 'reduce.sm_110.o', 'san.o',
+    'saxpy.sm_100a.o', 'saxpy.sm_120.o', 'vadd.sm_120f.o', 'vadd.sm_90a.o'])
   t.same(files(path.join(dir, 'out')), ['k.o'])
 })
 
@@ -101,13 +108,15 @@ t.test('--json prints a JSON summary', skipWithoutPtxas, async (t) => {
   t.equal(r.exitCode, 0)
   const summary = JSON.parse(r.out)
   t.match(summary, {
-    status: 0, output: 'reduce.sm_121.o', gpuName: 'sm_121', sm: 121, optLevel: 2,
+    status: 0, output: 'reduce.sm_121.o', gpuName: 'sm_121', sm: 121, arch: 'sm_121', optLevel: 2,
     kernels: [{ name: 'reduce', registers: Number }], sassBytes: null, dumpSass: null,
     ptxas: { inputRoute: 'argv', durationMs: Number, userCPUMs: Number, maxRSSKiB: Number, diagnostics: '' },
   })
   t.ok(summary.ptxas.maxRSSKiB > 0, "ptxas's max RSS from wait4")
   t.equal(summary.objectBytes, fs.statSync(path.join(dir, 'reduce.sm_121.o')).size)
   t.equal(summary.cubinBytes, runPtxas(examplePtx('reduce', 'sm_121'), { gpuName: 'sm_121', optLevel: 2 }).cubin!.length)
+  const variant = JSON.parse(cli(dir, ['--json', '--example', 'reduce', '--gpu-name', 'sm_103a']).out)
+  t.match(variant, { gpuName: 'sm_103a', sm: 103, arch: 'sm_103a' }, 'an a target: arch with its suffix, read back from the cubin')
 
   const failed = cli(dir, ['--json', '--host-os', 'windows', '-o', 'never.o'])
   t.equal(failed.exitCode, 5)
@@ -125,8 +134,8 @@ t.test('exit status is the Program status; one line per message; no output file'
   const inputs = files(dir)
   const coff = 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'
   const rows: Array<[string[], number, string | RegExp]> = [
-    [['--gpu-name', 'sm_90'], 2, lines('unsupported GPU target', '"sm_90" is not one of sm_100, sm_103, sm_110, sm_120, sm_121; allowAnyTarget (--allow-any-target) accepts others, such as sm_90')],
-    [['a.ptx', '--gpu-name', 'sm_100a'], 2, /^tileharness compile: unsupported GPU target\n/],
+    [['--gpu-name', 'sm_90'], 2, lines('unsupported GPU target', '"sm_90" is not one of sm_100, sm_103, sm_110, sm_120, sm_121 or an a/f target ptxas accepts; allowAnyTarget (--allow-any-target) accepts others, such as sm_90')],
+    [['a.ptx', '--gpu-name', 'sm_99a'], 2, /^tileharness compile: unsupported GPU target\n/],
     [['-O', '4'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got 4)')],
     [['-O', 'fast'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got fast)')],
     [['--device-debug'], 2, lines('optimized debugging is not supported, change optimization level to 0 or disable full debug info', 'deviceDebug with optLevel 3')],
@@ -141,6 +150,10 @@ t.test('exit status is the Program status; one line per message; no output file'
     [['kernel.mlirbc'], 3, lines('input does not correspond to PTX text (it looks like MLIR bytecode instead)', 'it starts with the MLIR bytecode magic')],
     [['missing.ptx'], 2, lines("cannot read 'missing.ptx': no such file or directory (ENOENT)")],
     [['--bogus'], 2, usage('unknown option --bogus')],
+    [['--name', 'my-kernel'], 2, usage('--name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) (received string "my-kernel")')],
+    [['a.ptx', '--name', '9lives'], 2, usage('--name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) (received string "9lives")')],
+    [['a.ptx', '--name='], 2, usage('--name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) (received string "")')],
+    [['--name'], 2, usage('option --name needs a value')],
     [['--example', 'gemm'], 2, usage("unknown example 'gemm' (vadd, saxpy, reduce, cluster)")],
     [['a.ptx', 'garbage.ptx'], 2, usage("more than one INPUT ('a.ptx' and 'garbage.ptx')")],
     [['a.ptx', '--example', 'vadd'], 2, usage('give either INPUT or --example, not both')],

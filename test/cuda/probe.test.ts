@@ -7,6 +7,7 @@ import {
   parsePtxasHelp,
   parsePtxasVersion,
   parsePtxasVersionList,
+  parsePtxasGpuNames,
   PtxasProbeError,
 } from '../../lib/cuda/index.js'
 import { fakeTool, scratchDir, skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
@@ -54,6 +55,9 @@ t.test('parsing --help, --version and --list-version', async (t) => {
   t.same(parsePtxasVersion(VERSION), { version: '13.0.88', release: '13.0' })
   t.same(parsePtxasVersion('something else'), { version: null, release: null })
   t.same(parsePtxasVersionList('1.0\n8.8\n9.0\n\n'), ['1.0', '8.8', '9.0'])
+  const help = "--gpu-name <gpu name>   (-arch)\n        Specify name.\n        Allowed values for this option:  'compute_100','lto_90a',\n        'sm_100','sm_100a',\n        'sm_90a'.\n        Default value:  'sm_75'.\n"
+  t.same(parsePtxasGpuNames(help), ['sm_100', 'sm_100a', 'sm_90a'], 'the sm_* allowed values of --gpu-name')
+  t.same(parsePtxasGpuNames('--opt-level <N>  (-O)\n'), [], 'none listed')
 })
 
 t.test('probePtxas on the real ptxas: version, options, ISA list', skipWithoutPtxas, async (t) => {
@@ -85,6 +89,10 @@ t.test('probePtxas on the real ptxas: version, options, ISA list', skipWithoutPt
     t.equal(probe.accepts('--knobs-file'), false, '--knobs-file is unknown to ptxas 13.0, up front')
     t.equal(probe.accepts('--knobs-file=/etc/k.cfg'), false)
     t.same(probe.ptxIsaVersions.at(-1), '9.0', 'ptxas 13.0 accepts .version up to 9.0')
+    for (const gpu of ['sm_90', 'sm_90a', 'sm_100a', 'sm_100f', 'sm_103a', 'sm_120a', 'sm_121f']) {
+      t.ok(probe.gpuNames.includes(gpu), `ptxas 13.0 allows --gpu-name ${gpu}`)
+    }
+    t.notOk(probe.gpuNames.some((g) => !g.startsWith('sm_')), 'only real targets (no compute_*, lto_*)')
   }
 })
 

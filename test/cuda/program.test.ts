@@ -17,7 +17,7 @@ import { EM_AARCH64, EM_X86_64, ET_REL, readCubin } from '../../lib/elf/index.js
 import { EXAMPLE_KERNELS, exampleKernel, examplePtx, type GpuName } from '../../lib/ptx/index.js'
 import { DIAGNOSTIC } from '../../lib/spawn/index.js'
 import { eventually, processState } from '../helpers.js'
-import { bigPtx, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
+import { bigPtx, fakeProbedPtxas, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
 
 const TARGETS: GpuName[] = ['sm_90', 'sm_100', 'sm_103', 'sm_110', 'sm_120', 'sm_121']
 const KERNEL_NAMES: Record<string, string> = { vadd: 'vadd', saxpy: 'saxpy', reduce: 'reduce', cluster: 'cluster_exchange' }
@@ -111,7 +111,8 @@ t.test("create: every check, with the contract's message, in the contract's orde
     ['a number', { ...BASE, input: 42 }, 'NOT_PTX', /got number/],
     ['a module object that cannot be printed', { ...BASE, input: { target: 'sm_100', functions: 'none' } }, 'NOT_PTX', /PTX module object cannot be printed/],
     ['gpu sm_90', { ...BASE, gpuName: 'sm_90' }, 'UNSUPPORTED_GPU_TARGET', /"sm_90" is not one of sm_100, sm_103, sm_110, sm_120, sm_121/],
-    ['gpu sm_100a', { ...BASE, gpuName: 'sm_100a' }, 'UNSUPPORTED_GPU_TARGET'],
+    ['gpu sm_100b', { ...BASE, gpuName: 'sm_100b' }, 'UNSUPPORTED_GPU_TARGET'],
+    ['gpu sm_99a, which no ptxas lists', { ...BASE, gpuName: 'sm_99a' }, 'UNSUPPORTED_GPU_TARGET', /or an a\/f target ptxas accepts/],
     ['gpu SM_100', { ...BASE, gpuName: 'SM_100' }, 'UNSUPPORTED_GPU_TARGET'],
     ['gpu missing', { input: MINIMAL_PTX }, 'UNSUPPORTED_GPU_TARGET', 'gpuName is required, e.g. "sm_100"'],
     ['gpu a number', { ...BASE, gpuName: 100 }, 'UNSUPPORTED_GPU_TARGET'],
@@ -176,6 +177,33 @@ t.test('create accepts what the contract accepts, and starts nothing', async (t)
   }
   t.equal(Program.create({ ...BASE, input: module }).ptx, examplePtx('vadd', 'sm_100'), 'a module object is printed with printModule')
   t.notOk(existsSync(marker), 'create never starts ptxas')
+})
+
+t.test('architecture-specific and family targets: taken when the ptxas to run lists them', async (t) => {
+  const dir = scratchDir(t)
+  // A ptxas whose --help allows sm_100a and sm_120f only: those are taken, sm_103a is not.
+  const ptxas = fakeProbedPtxas(dir, 'ptxas', "--gpu-name <gpu name>   (-arch)\n        Allowed values for this option:  'sm_100','sm_100a','sm_120f'.\n")
+  for (const gpuName of ['sm_100a', 'sm_120f']) {
+    t.equal(Program.create({ ...BASE, ptxas, gpuName }).compiled, false, `${gpuName}: listed, so taken`)
+  }
+  const error = thrown(() => Program.create({ ...BASE, ptxas, gpuName: 'sm_103a' }))
+  t.equal(error.code, 'UNSUPPORTED_GPU_TARGET', 'sm_103a: not listed by this ptxas')
+  t.equal(Program.create({ ...BASE, ptxas, gpuName: 'sm_103a', allowAnyTarget: true }).compiled, false, 'allowAnyTarget takes it anyway')
+})
+
+t.test('compile: a/f targets need no allowAnyTarget, and the output names them with their suffix', skipWithoutPtxas, async (t) => {
+  const rows: GpuName[] = ['sm_90a', 'sm_100a', 'sm_100f', 'sm_103a', 'sm_120a', 'sm_120f', 'sm_121a']
+  const results = await compileMany(rows.map((gpuName) => Program.create({ input: exampleKernel('vadd', gpuName), gpuName, name: `vadd_${gpuName}` })), { concurrency: 2 })
+  for (const [i, gpuName] of rows.entries()) {
+    const output = results[i].output
+    if (output === null) {
+      t.fail(`${gpuName}: ${results[i].error?.reason}`)
+      continue
+    }
+    t.equal(output.arch, gpuName, `${gpuName}: arch read back from the cubin`)
+    t.equal(output.gpuName, gpuName)
+    t.ok(output.cubin.equals(runPtxas(examplePtx('vadd', gpuName), { gpuName }).cubin!), `${gpuName}: ptxas's cubin, byte for byte`)
+  }
 })
 
 t.test('create: fields the contract does not check are programming errors (TypeError/RangeError)', async (t) => {
@@ -338,7 +366,7 @@ t.test('host OS windows and host arch arm64ec: accepted by create, status 5 at c
 
 t.test('compile: every example kernel for all six targets, byte-identical to runPtxas', skipWithoutPtxas, async (t) => {
   const programs = TARGETS.flatMap((gpuName) => EXAMPLE_KERNELS.map((kernel) =>
-    Program.create({ input: exampleKernel(kernel, gpuName), gpuName, allowAnyTarget: gpuName === 'sm_90', name: kernel })))
+    Program.create({ input: exampleKernel(kernel, gpuName), gpuName, allowAnyTarget: gpuName === 'sm_90', name: `${kernel}_${gpuName}` })))
   const results = await compileMany(programs, { concurrency: 2 })
   let i = 0
   for (const gpuName of TARGETS) for (const kernel of EXAMPLE_KERNELS) {
@@ -540,6 +568,7 @@ t.test('compileMany: results and callbacks in input order, whatever order the ch
   const order: string[] = []
   const programs = Array.from({ length: n }, (_, i) => Program.create({
     ...BASE,
+    name: `p${i}`,
     ptxas,
     // With a real cubin at hand, the even ones succeed and the odd ones fail.
     env: { ...process.env, TH_GATE: dir, TH_NAME: String(i), TH_CUBIN: cubin !== null && i % 2 === 0 ? cubinFile : '' },
@@ -571,7 +600,7 @@ t.test('compileMany: concurrency bounds the children running at once', async (t)
     'rmdir "$TH_GATE/running-$TH_NAME"',
     'exit 1',
   ].join('\n'))
-  const programs = Array.from({ length: 5 }, (_, i) => Program.create({ ...BASE, ptxas, env: { ...process.env, TH_GATE: dir, TH_NAME: String(i), TH_LOG: log } }))
+  const programs = Array.from({ length: 5 }, (_, i) => Program.create({ ...BASE, name: `p${i}`, ptxas, env: { ...process.env, TH_GATE: dir, TH_NAME: String(i), TH_LOG: log } }))
   const pending = compileMany(programs, { concurrency: 2 })
   t.ok(await eventually(() => existsSync(log) && readFileSync(log, 'utf8').trim().split('\n').length >= 2), 'two started')
   await new Promise((resolve) => setTimeout(resolve, 300)) // a third, if the bound were broken, would start now
@@ -595,7 +624,7 @@ t.test('compileMany: null and released programs, abort, bad arguments', async (t
 
   // Abort: the running child is killed; the ones still waiting never start.
   const sleeper = fakeTool(dir, 'sleeper', 'touch "$TH_GATE/started-$TH_NAME"; exec sleep 30')
-  const programs = [0, 1, 2].map((i) => Program.create({ ...BASE, ptxas: sleeper, env: { ...process.env, TH_GATE: dir, TH_NAME: String(i) } }))
+  const programs = [0, 1, 2].map((i) => Program.create({ ...BASE, name: `p${i}`, ptxas: sleeper, env: { ...process.env, TH_GATE: dir, TH_NAME: String(i) } }))
   const controller = new AbortController()
   const pending = compileMany(programs, { concurrency: 1, signal: controller.signal })
   t.ok(await eventually(() => existsSync(join(dir, 'started-0'))))
@@ -615,6 +644,29 @@ t.test('compileMany: null and released programs, abort, bad arguments', async (t
   await t.rejects(compileMany([program, program]), { code: 'ERR_INVALID_ARG_VALUE', field: 'programs[1]', message: 'programs[1] is the same Program as programs[0]' })
 })
 
+t.test('compileMany: programs whose objects would define the same symbols fail, unstarted, each with the reason', async (t) => {
+  const dir = scratchDir(t)
+  const marker = join(dir, 'started')
+  const ptxas = fakeTool(dir, 'ptxas', `echo "$TH_NAME" >> '${marker}'; exit 1`)
+  const make = (name: string | undefined, tag: string, extra: Partial<ProgramConfig> = {}): Program =>
+    Program.create({ ...BASE, ptxas, ...(name === undefined ? {} : { name }), env: { ...process.env, TH_NAME: tag }, ...extra })
+  const results = await compileMany([
+    make('kernel', 'a'), // a/kernel.ptx
+    make('kernel', 'b'), // b/kernel.ptx: the same kernel_cubin
+    make(undefined, 'c'),
+    make('other', 'd'),
+    make(undefined, 'e'), // the default name twice
+    make('kernel', 'f', { dumpSassCommand: 'true' }), // kernel_cubin again, and kernel_sass
+  ], { concurrency: 1 })
+  t.same(results.map((r) => r.status), [5, 5, 5, 5, 5, 5])
+  t.same(results.map((r) => r.error?.reason.startsWith('programs[')), [false, true, false, false, true, true], 'the later of each pair is refused')
+  t.equal(results[1].error?.reason, 'programs[1] would define kernel_cubin, kernel_cubin_size, as programs[0] does, so their objects ' +
+    'could not be linked together; give each program its own name (name "kernel" is taken)')
+  t.match(results[4].error?.reason, /^programs\[4\] would define program_cubin, program_cubin_size, as programs\[2\] does/)
+  t.match(results[5].error?.reason, /^programs\[5\] would define kernel_cubin, kernel_cubin_size, as programs\[0\] does/)
+  t.same(readFileSync(marker, 'utf8').split('\n').filter(Boolean).sort(), ['a', 'c', 'd'], 'the refused programs never started ptxas')
+})
+
 t.test('onDiagnostic that throws: the compile rejects with its error and installs no output', async (t) => {
   const dir = scratchDir(t)
   const boom = new Error('callback failed')
@@ -622,7 +674,7 @@ t.test('onDiagnostic that throws: the compile rejects with its error and install
   await t.rejects(program.compile(), boom)
   t.notOk(program.compiled)
   // compileMany finishes every program's turn, then rethrows it.
-  const other = Program.create({ ...BASE, ptxas: fakeTool(dir, 'ptxas2', 'exit 1') })
+  const other = Program.create({ ...BASE, name: 'other', ptxas: fakeTool(dir, 'ptxas2', 'exit 1') })
   await t.rejects(compileMany([program, other]), boom)
   t.equal((await rejection(other.compile())).status, 5, 'the other program is not stuck')
 })

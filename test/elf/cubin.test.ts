@@ -35,7 +35,7 @@ const base = syntheticCubin({
 t.test('a synthetic cubin reads back', async (t) => {
   const summary = readCubin(base.bytes)
   t.same(summary, {
-    sm: 100, arch: 'sm_100', abiVersion: 8, osAbi: 0x41, eFlags: 0x06006402, elfType: 2,
+    sm: 100, arch: 'sm_100', variant: '', abiVersion: 8, osAbi: 0x41, eFlags: 0x06006402, elfType: 2,
     kernels: [
       { name: 'alpha', registers: 24, ...none, maxThreads: [256, 1, 1], maxRegCount: 255 },
       { name: 'beta', registers: 40, ...none, reqntid: [64, 2, 1], maxRegCount: 40, ctaPerCluster: [2, 1, 1], explicitCluster: true, maxClusterRank: 4 },
@@ -153,7 +153,7 @@ t.test('random mutations give a summary or a CubinError, nothing else', async (t
   }), { numRuns: 3000 }))
 })
 
-const targets: GpuName[] = ['sm_90', 'sm_90a', 'sm_100', 'sm_100f', 'sm_103', 'sm_110', 'sm_120', 'sm_121']
+const targets: GpuName[] = ['sm_90', 'sm_90a', 'sm_100', 'sm_100a', 'sm_100f', 'sm_103', 'sm_103a', 'sm_110', 'sm_120', 'sm_120a', 'sm_120f', 'sm_121']
 
 /** The launch attributes each example's directives must leave in its cubin. */
 const exampleAttributes: Record<string, [string, Partial<CubinKernel>]> = {
@@ -174,6 +174,9 @@ t.test('real cubins: SM, kernels and registers agree with ptxas -v', { skip: ski
       }
       const summary = readCubin(cubin)
       t.equal(summary.sm, Number(/^sm_(\d+)/.exec(gpu)?.[1]), `${label}: SM`)
+      // The suffix: 'a' from .nv.compat, 'f' from .note.nv.tkinfo (e_flags is the same for all three).
+      t.equal(summary.arch, gpu, `${label}: arch with its suffix`)
+      t.equal(summary.variant, /[af]$/.exec(gpu)?.[0] ?? '', `${label}: variant`)
       t.equal(summary.abiVersion, 8, `${label}: ptxas 13.0 writes ABI version 8`)
       t.same(summary.kernels.map((k) => k.name), [kernel], `${label}: kernel names`)
       const used = registersFromVerbose(stderr).get(kernel)

@@ -2,13 +2,15 @@
 // (docs/toolchain-contract.md, "Cancellation and parallel compiles"). Each program's compile is
 // the handle's own two steps (ProgramState.assemble, then .finalize), queued behind the program's
 // other compiles; compileMany only decides when each step runs: assemble when a slot is free,
-// finalize when every child has ended and the programs before it are finalized.
+// finalize when every child has ended and the programs before it are finalized. Programs whose
+// objects would define the same symbols (the same name) are refused before anything runs.
 
 import { availableParallelism } from 'node:os'
 import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireObject } from '../../errors.js'
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
 import { Program, programState } from './handle.js'
 import type { Assembled, ProgramOutput } from './pipeline.js'
+import { symbolClashes } from './symbols.js'
 
 export interface CompileManyOptions {
   /** Children at once; default os.availableParallelism(). */
@@ -46,6 +48,12 @@ export async function compileMany(programs: readonly (Program | null | undefined
     seen.set(program, i)
   })
 
+  // Two objects defining one symbol cannot be linked together: the later program fails, unstarted.
+  const clashes = symbolClashes(programs.map((program) => {
+    const state = program instanceof Program ? programState(program) : null
+    return state === null || state.released ? null : state.config
+  }))
+
   const slots = new Semaphore(concurrency)
   const assembled = programs.map(() => deferred<void>())
   const turns = programs.map(() => deferred<void>())
@@ -54,6 +62,11 @@ export async function compileMany(programs: readonly (Program | null | undefined
     if (state === null || state.released) {
       assembled[i].resolve()
       return new ProgramError('PROGRAM_NULL')
+    }
+    const clash = clashes.get(i)
+    if (clash !== undefined) {
+      assembled[i].resolve()
+      return compileFailed(clash)
     }
     return state.enqueue(async () => {
       let result: Assembled

@@ -3,11 +3,14 @@
 // rely on which one it hears about), then the options that order has no check for.
 
 import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
+import { gpuNames } from '../../ptx/targets.js'
 import type { PtxModule } from '../../ptx/types.js'
+import { probePtxas, PtxasProbeError } from '../probe.js'
+import type { Env } from '../toolkit.js'
 import { DEFAULT_OPT_LEVEL } from '../ptxas-argv.js'
-import { checkBaseName } from '../temp-file.js'
 import { ProgramError, type ProgramTool } from './errors.js'
 import { probePtxText } from './input-probe.js'
+import { checkSymbolPrefix, DEFAULT_PROGRAM_NAME } from './symbols.js'
 
 /** tileiras's GPU targets: {100, 103, 110, 120, 121}. */
 export const SUPPORTED_GPU_TARGETS = Object.freeze(['sm_100', 'sm_103', 'sm_110', 'sm_120', 'sm_121'] as const)
@@ -23,11 +26,17 @@ export type ProgramSanitize = 'none' | 'memcheck'
 
 /** Any real target name ptxas could know, for allowAnyTarget (the ptxas adapter's own rule). */
 const ANY_GPU_NAME = /^sm_[1-9][0-9]*[af]?$/
+/** An architecture-specific (sm_100a) or family (sm_100f) target. */
+const VARIANT_GPU_NAME = /^sm_[1-9][0-9]*[af]$/
 
 export interface ProgramConfig {
   /** PTX text (a string, or UTF-8 bytes), or a PTX module object (printed with printModule). */
   input: string | Uint8Array | PtxModule | null | undefined
-  /** ptxas -arch: one of SUPPORTED_GPU_TARGETS, or with allowAnyTarget any sm_<N>[a|f]. */
+  /**
+   * ptxas -arch: one of SUPPORTED_GPU_TARGETS; an architecture-specific or family target
+   * (sm_90a, sm_100a, sm_100f, ...) the ptxas to be run lists in its --help; with allowAnyTarget,
+   * any sm_<N>[a|f].
+   */
   gpuName: string
   /** ptxas --opt-level, 0-3; default 3. */
   optLevel?: number
@@ -47,7 +56,10 @@ export interface ProgramConfig {
   timeout?: number
   /** Accept targets outside SUPPORTED_GPU_TARGETS, such as sm_90. */
   allowAnyTarget?: boolean
-  /** Symbol prefix in the host object (<name>_cubin, ...): a C identifier; default 'program'. */
+  /**
+   * Symbol prefix in the host object (<name>_cubin, ...): a C identifier; default 'program'.
+   * Programs compiled together (compileMany) need different names.
+   */
   name?: string
   /** Gets each tool's stderr verbatim, when it printed any: warnings on success, errors on failure. */
   onDiagnostic?: (text: string, tool: ProgramTool) => void
@@ -82,18 +94,46 @@ export function defaultHostArch(): string {
   return process.arch === 'x64' ? 'x86_64' : process.arch === 'arm64' ? 'aarch64' : process.arch
 }
 
-/** The GPU check of create, for callers that must know before they have an input (the CLI). */
-export function checkGpuTarget(gpuName: unknown, allowAnyTarget = false): string {
+/** Where the ptxas that will run is found: what variantTargets asks. */
+export interface PtxasLocation {
+  ptxas?: string | undefined
+  env?: Env | undefined
+}
+
+/**
+ * The GPU check of create, for callers that must know before they have an input (the CLI).
+ * Architecture-specific and family targets are taken when the ptxas at `where` accepts them
+ * (variantTargets): real kernels (CUTLASS's) need them, and ptxas, not a list of ours, knows them.
+ */
+export function checkGpuTarget(gpuName: unknown, allowAnyTarget = false, where: PtxasLocation = {}): string {
   if (typeof gpuName !== 'string') {
     throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: 'gpuName is required, e.g. "sm_100"' })
   }
   if ((SUPPORTED_GPU_TARGETS as readonly string[]).includes(gpuName)) return gpuName
   if (allowAnyTarget && ANY_GPU_NAME.test(gpuName)) return gpuName
+  if (VARIANT_GPU_NAME.test(gpuName) && variantTargets(where).includes(gpuName)) return gpuName
   throw new ProgramError('UNSUPPORTED_GPU_TARGET', {
     reason: allowAnyTarget
       ? `${JSON.stringify(gpuName)} is not a GPU name (sm_<N>, sm_<N>a or sm_<N>f)`
-      : `${JSON.stringify(gpuName)} is not one of ${SUPPORTED_GPU_TARGETS.join(', ')}; allowAnyTarget (--allow-any-target) accepts others, such as sm_90`,
+      : `${JSON.stringify(gpuName)} is not one of ${SUPPORTED_GPU_TARGETS.join(', ')} or an a/f target ptxas accepts; ` +
+        'allowAnyTarget (--allow-any-target) accepts others, such as sm_90',
   })
+}
+
+/**
+ * The architecture-specific and family targets (sm_90a, sm_100f, ...) the ptxas at `where`
+ * lists for --gpu-name (probe.ts, cached per binary). Without a ptxas that answers, ptxas 13.0's
+ * (the emitter's table, PTX_ISA_BY_TARGET): the compile will then say what is wrong with ptxas.
+ */
+export function variantTargets(where: PtxasLocation = {}): readonly string[] {
+  let listed: readonly string[] = []
+  try {
+    listed = probePtxas({ ...(where.ptxas === undefined ? {} : { ptxas: where.ptxas }), ...(where.env === undefined ? {} : { env: where.env }) })?.gpuNames ?? []
+  } catch (error) {
+    // A ptxas that does not answer, or a bad ptxas/env, which create's own checks report after this one.
+    if (!(error instanceof PtxasProbeError) && !String((error as { code?: unknown }).code).startsWith('ERR_INVALID_ARG')) throw error
+  }
+  return (listed.length > 0 ? listed : gpuNames()).filter((name) => VARIANT_GPU_NAME.test(name))
 }
 
 /**
@@ -105,7 +145,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   requireObject('config', config)
   if (config.input === null || config.input === undefined) throw new ProgramError('INPUT_BUFFER_NULL')
   const ptx = probePtxText(config.input)
-  const gpuName = checkGpuTarget(config.gpuName, config.allowAnyTarget === true)
+  const gpuName = checkGpuTarget(config.gpuName, config.allowAnyTarget === true, { ptxas: config.ptxas, env: config.env })
   const optLevel = config.optLevel ?? DEFAULT_OPT_LEVEL
   if (typeof optLevel !== 'number' || !Number.isInteger(optLevel) || optLevel < 0 || optLevel > MAX_OPT_LEVEL) {
     throw new ProgramError('INVALID_OPT_LEVEL', { reason: `optLevel must be an integer from 0 to ${MAX_OPT_LEVEL} (got ${String(optLevel)})` })
@@ -130,11 +170,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   const dumpSassCommand = config.dumpSassCommand ?? null
   if (dumpSassCommand !== null) requireString('dumpSassCommand', dumpSassCommand)
   const timeout = config.timeout === undefined ? undefined : requireTimeout(config.timeout)
-  const name = config.name ?? 'program'
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(requireString('name', name))) {
-    throw invalidValue('name', 'must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)', name)
-  }
-  checkBaseName('name', name)
+  const name = checkSymbolPrefix('name', config.name ?? DEFAULT_PROGRAM_NAME)
   if (config.onDiagnostic !== undefined && typeof config.onDiagnostic !== 'function') {
     throw invalidType('onDiagnostic', 'a function', config.onDiagnostic)
   }

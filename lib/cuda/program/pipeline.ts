@@ -44,6 +44,8 @@ export interface ProgramOutput {
   gpuName: string
   /** The SM the cubin is for, read back from it (100 for sm_100). */
   sm: number
+  /** The target read back from the cubin, with its suffix: 'sm_100a' (lib/elf/cubin.ts says where). */
+  arch: string
   /** The cubin's kernels: name, registers per thread, launch attributes. */
   kernels: CubinKernel[]
   /** This program's own compile time, ms (in compileMany: without the wait for the others). */
@@ -59,6 +61,7 @@ export type Assembled =
       diagnostics: Array<[string, ProgramTool]>
       cubin: Buffer
       sm: number
+      arch: string
       kernels: CubinKernel[]
       sass: string | null
       ptxas: ProgramOutput['ptxas']
@@ -166,7 +169,7 @@ async function runTools(
     sass = dump.sass
     dumpSass = { argv: dump.argv, durationMs: dump.result.durationMs, rusage: dump.result.rusage, diagnostics: dump.diagnostics }
   }
-  return { ok: true, diagnostics, cubin, sm: summary.sm, kernels: summary.kernels, sass, ptxas, dumpSass, ms: performance.now() - started }
+  return { ok: true, diagnostics, cubin, sm: summary.sm, arch: summary.arch, kernels: summary.kernels, sass, ptxas, dumpSass, ms: performance.now() - started }
 }
 
 /** The tools' stderr to onDiagnostic, in the order they ran, whether the compile succeeded or not. */
@@ -199,6 +202,7 @@ export function packageOutput(config: ResolvedConfig, assembled: Assembled, fina
     name: config.name,
     gpuName: config.gpuName,
     sm: assembled.sm,
+    arch: assembled.arch,
     kernels: assembled.kernels,
     wallMs: assembled.ms + (performance.now() - finalizeStarted),
     ptxas: assembled.ptxas,
