@@ -10,6 +10,7 @@ import {
   type ProgramConfig, type ProgramOutput,
 } from '../cuda/index.js'
 import { checkSymbolPrefix } from '../cuda/program/symbols.js'
+import { ptxasOptionTokens } from '../cuda/ptxas-options.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
@@ -34,7 +35,8 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
 ]
 
 export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [--allow-any-target] [-O 0-3]
-                           [--device-debug] [--lineinfo] [--host-arch x86_64] [--host-os linux]
+                           [--device-debug] [--lineinfo] [-c] [--ptxas-options OPTS]...
+                           [--host-arch x86_64] [--host-os linux]
                            [--dump-sass ['nvdisasm -c']] [--sanitize memcheck] [--timeout D]
                            [-o OUT.o] [--name NAME] [--json] [--example vadd|saxpy|reduce|cluster]
 
@@ -47,6 +49,11 @@ SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
   -O, --opt-level N    ptxas optimization level, 0-3 (default 3)
   --device-debug       full device debug info (needs -O 0)
   --lineinfo           line-number information
+  -c, --relocatable-device-code
+                       a relocatable cubin (ptxas -c) for nvlink: device functions are kept
+                       and may call extern ones; without it, PTX with no .entry is an error
+  --ptxas-options OPTS more ptxas options ('--maxrregcount 32 -v'; may be repeated), each one
+                       this ptxas lists in its --help and none that compile sets itself
   --host-arch ARCH     the object's machine: x86_64 or aarch64 (default: this machine's)
   --host-os OS         linux (default); windows (and --host-arch arm64ec) need COFF: not yet
   --dump-sass [CMD]    run CMD (default '${DEFAULT_DUMP_SASS_COMMAND}') on the cubin, put its output in .nvdisasm;
@@ -97,6 +104,9 @@ export interface CompileArgs {
   optLevel: number | string | undefined
   deviceDebug: boolean
   lineinfo: boolean
+  relocatable: boolean
+  /** --ptxas-options, each occurrence split into tokens, in order. */
+  ptxasOptions: string[]
   allowAnyTarget: boolean
   hostArch: string | undefined
   hostOs: string | undefined
@@ -114,6 +124,8 @@ const COMPILE_OPTIONS: OptionTable = {
   'opt-level': { kind: 'value', short: 'O' },
   'device-debug': { kind: 'flag' },
   lineinfo: { kind: 'flag' },
+  'relocatable-device-code': { kind: 'flag', short: 'c' },
+  'ptxas-options': { kind: 'value' },
   'allow-any-target': { kind: 'flag' },
   'host-arch': { kind: 'value' },
   'host-os': { kind: 'value' },
@@ -131,7 +143,7 @@ const COMPILE_OPTIONS: OptionTable = {
 
 export function parseCompileArgs(argv: readonly string[]): CompileArgs {
   const args: CompileArgs = {
-    input: null, example: null, gpuName: 'sm_100', optLevel: undefined, deviceDebug: false, lineinfo: false,
+    input: null, example: null, gpuName: 'sm_100', optLevel: undefined, deviceDebug: false, lineinfo: false, relocatable: false, ptxasOptions: [],
     allowAnyTarget: false, hostArch: undefined, hostOs: undefined, dumpSass: null, sanitize: undefined,
     timeout: undefined, output: null, name: null, json: false,
   }
@@ -146,6 +158,8 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
         case 'opt-level': args.optLevel = /^\d+$/.test(value!) ? Number(value) : value; break
         case 'device-debug': args.deviceDebug = true; break
         case 'lineinfo': args.lineinfo = true; break
+        case 'relocatable-device-code': args.relocatable = true; break
+        case 'ptxas-options': args.ptxasOptions.push(...usageChecked(() => ptxasOptionTokens(option, value))); break
         case 'allow-any-target': args.allowAnyTarget = true; break
         case 'host-arch': args.hostArch = value; break
         case 'host-os': args.hostOs = value; break
@@ -160,7 +174,7 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
           args.example = value as ExampleKernelName
           break
         }
-        case 'name': args.name = symbolPrefixOption(value!, option); break
+        case 'name': args.name = usageChecked(() => checkSymbolPrefix(option, value)); break
         case 'json': args.json = true; break
       }
     },
@@ -224,6 +238,8 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     optLevel: args.optLevel as number | undefined,
     deviceDebug: args.deviceDebug,
     lineinfo: args.lineinfo,
+    relocatable: args.relocatable,
+    ptxasOptions: args.ptxasOptions,
     hostArch: (args.hostArch ?? defaultHostArch()) as ProgramConfig['hostArch'],
     hostOs: (args.hostOs ?? 'linux') as ProgramConfig['hostOs'],
     sanitize: args.sanitize ?? 'none',
@@ -240,6 +256,11 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     program = Program.create(config)
   } catch (error) {
     if (error instanceof ProgramError) return failed(error, args.json)
+    // --ptxas-options checked against this ptxas: the option's own words, as a configuration error.
+    if ((error as { field?: unknown }).field === 'ptxasOptions') {
+      say((error as Error).message.replace(/^ptxasOptions/, '--ptxas-options'))
+      return CONFIGURATION
+    }
     throw error
   }
 
@@ -336,10 +357,10 @@ function seconds(microseconds: number): string {
   return `${(microseconds / 1e6).toFixed(3)} s`
 }
 
-/** --name's value, checked as the Program checks its name; a bad one is a usage error. */
-function symbolPrefixOption(value: string, option: string): string {
+/** An option's value checked as the Program checks it (`option` the field named): a bad one is a usage error. */
+function usageChecked<T>(check: () => T): T {
   try {
-    return checkSymbolPrefix(option, value)
+    return check()
   } catch (error) {
     throw new UsageError((error as Error).message)
   }

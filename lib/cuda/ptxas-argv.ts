@@ -3,7 +3,8 @@
 //
 //   ptxas
 //   [ <module-attribute "ptxas-options" tokens> ]
-//   [ --device-debug | --generate-line-info ] [ --sanitize memcheck ]     ours, the Program's options
+//   [ --compile-only ] [ --device-debug | --generate-line-info ] [ --sanitize memcheck ]
+//                                                ours, the Program's options
 //   -arch sm_<NN>
 //   --opt-level <N>
 //   --input-as-string <PTX text>                 or, ours: a PTX file's path
@@ -22,6 +23,7 @@
 
 import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString } from '../errors.js'
 import { quoteForSplit, splitCommand } from '../split-command.js'
+import { ptxasOptionTokens } from './ptxas-options.js'
 import type { Env } from './toolkit.js'
 
 /** Linux's cap on one argv or envp string, its NUL included (MAX_ARG_STRLEN = 32 pages). */
@@ -44,6 +46,8 @@ export interface PtxasArgvOptions {
   inputFile?: string
   /** The module's "ptxas-options" attribute: tokens, or one string split with splitCommand. */
   ptxasOptions?: readonly string[] | string
+  /** --compile-only (ours): a relocatable cubin, for nvlink, that keeps device functions and extern calls. */
+  relocatable?: boolean
   /** --device-debug: full debug info, which carries line info, so `lineinfo` is then left out. */
   deviceDebug?: boolean
   /** --generate-line-info. */
@@ -108,7 +112,7 @@ export function ptxasTokens(options: Omit<PtxasArgvOptions, 'ptx' | 'inputFile'>
   const optLevel = options.optLevel ?? DEFAULT_OPT_LEVEL
   if (typeof optLevel !== 'number' || !Number.isInteger(optLevel)) throw invalidType('optLevel', 'an integer', optLevel)
   if (optLevel < 0 || optLevel > 0x7fffffff) throw outOfRange('optLevel', 'an integer from 0 to 2147483647', optLevel)
-  const before = ['ptxas', ...ptxasOptionTokens(options.ptxasOptions), ...debugAndSanitizeTokens(options), '-arch', gpuName, '--opt-level', String(optLevel)]
+  const before = ['ptxas', ...(options.ptxasOptions === undefined ? [] : ptxasOptionTokens('ptxasOptions', options.ptxasOptions)), ...modeTokens(options), '-arch', gpuName, '--opt-level', String(optLevel)]
   const after = splitCommand(buildBasePtxOptions(options), 'basePtxOptions')
   if (options.outputFile !== undefined) {
     after.push('-o', requireNoNul('outputFile', requireString('outputFile', options.outputFile)))
@@ -140,23 +144,14 @@ export function ptxFitsInArgv(ptx: string): boolean {
   return Buffer.byteLength(ptx, 'utf8') + 1 <= MAX_ARG_STRLEN
 }
 
-function ptxasOptionTokens(value: PtxasArgvOptions['ptxasOptions']): string[] {
-  if (value === undefined) return []
-  if (typeof value === 'string') return splitCommand(value, 'ptxasOptions')
-  if (!Array.isArray(value)) throw invalidType('ptxasOptions', 'a string or an array of strings', value)
-  return value.map((token: unknown) => {
-    if (typeof token !== 'string') throw invalidType('ptxasOptions', 'a string or an array of strings', token)
-    return requireNoNul('ptxasOptions', token)
-  })
-}
-
-function debugAndSanitizeTokens(options: Pick<PtxasArgvOptions, 'deviceDebug' | 'lineinfo' | 'sanitize'>): string[] {
-  for (const field of ['deviceDebug', 'lineinfo'] as const) {
+function modeTokens(options: Pick<PtxasArgvOptions, 'relocatable' | 'deviceDebug' | 'lineinfo' | 'sanitize'>): string[] {
+  for (const field of ['relocatable', 'deviceDebug', 'lineinfo'] as const) {
     if (options[field] !== undefined && typeof options[field] !== 'boolean') throw invalidType(field, 'a boolean', options[field])
   }
   const sanitize = options.sanitize ?? 'none'
   if (sanitize !== 'none' && sanitize !== 'memcheck') throw invalidValue('sanitize', "must be 'memcheck' or 'none'", sanitize)
   const tokens: string[] = []
+  if (options.relocatable === true) tokens.push('--compile-only')
   // Full debug info carries line info; ptxas warns about the pair and drops -lineinfo itself.
   if (options.deviceDebug === true) tokens.push('--device-debug')
   else if (options.lineinfo === true) tokens.push('--generate-line-info')

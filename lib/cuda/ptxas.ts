@@ -157,6 +157,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
     gpuName: options.gpuName,
     optLevel: options.optLevel,
     ptxasOptions: options.ptxasOptions,
+    relocatable: options.relocatable,
     deviceDebug: options.deviceDebug,
     lineinfo: options.lineinfo,
     sanitize: options.sanitize,

@@ -14,8 +14,8 @@ import {
   type ProgramConfig, type ProgramErrorCode, type ProgramOutput, type ProgramTool,
 } from '../../lib/cuda/index.js'
 import { EM_AARCH64, EM_X86_64, ET_REL, readCubin } from '../../lib/elf/index.js'
-import { EXAMPLE_KERNELS, exampleKernel, examplePtx, type GpuName } from '../../lib/ptx/index.js'
-import { DIAGNOSTIC } from '../../lib/spawn/index.js'
+import { EXAMPLE_KERNELS, exampleKernel, examplePtx, ptxIsaFor, type GpuName } from '../../lib/ptx/index.js'
+import { DIAGNOSTIC, spawnChildSync } from '../../lib/spawn/index.js'
 import { eventually, processState } from '../helpers.js'
 import { bigPtx, fakeProbedPtxas, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
 
@@ -665,6 +665,75 @@ t.test('compileMany: programs whose objects would define the same symbols fail, 
   t.match(results[4].error?.reason, /^programs\[4\] would define program_cubin, program_cubin_size, as programs\[2\] does/)
   t.match(results[5].error?.reason, /^programs\[5\] would define kernel_cubin, kernel_cubin_size, as programs\[0\] does/)
   t.same(readFileSync(marker, 'utf8').split('\n').filter(Boolean).sort(), ['a', 'c', 'd'], 'the refused programs never started ptxas')
+})
+
+/** Device functions only, and a kernel that calls one of them as an extern: nvlink's two halves. */
+function relocatablePair(target: string): { functions: string; entry: string } {
+  const head = `.version ${ptxIsaFor(target)}\n.target ${target}\n.address_size 64\n`
+  return {
+    functions: `${head}.visible .func (.param .b32 ret) square(.param .b32 x)\n{\n  .reg .b32 %r<3>;\n  ld.param.b32 %r1, [x];\n` +
+      '  mul.lo.s32 %r2, %r1, %r1;\n  st.param.b32 [ret], %r2;\n  ret;\n}\n',
+    entry: `${head}.extern .func (.param .b32 ret) square(.param .b32 x);\n.visible .entry use_square(.param .u64 out)\n{\n` +
+      '  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n  mov.u32 %r1, %tid.x;\n' +
+      '  {\n  .param .b32 p0;\n  .param .b32 r0;\n  st.param.b32 [p0], %r1;\n  call.uni (r0), square, (p0);\n  ld.param.b32 %r2, [r0];\n  }\n' +
+      '  st.global.u32 [%rd1], %r2;\n  ret;\n}\n',
+  }
+}
+
+t.test('relocatable: cubins the real nvlink links; without it, functions-only PTX is an error', skipWithoutPtxas, async (t) => {
+  const nvlink = searchPath('nvlink', process.env)
+  const dir = scratchDir(t)
+  const { functions, entry } = relocatablePair('sm_90')
+  const common = { gpuName: 'sm_90', allowAnyTarget: true, relocatable: true, ptxasOptions: '--warn-on-spills' }
+  const results = await compileMany([
+    Program.create({ ...common, input: functions, name: 'square_fn' }),
+    Program.create({ ...common, input: entry, name: 'use_square' }),
+  ])
+  const [fn, kernel] = results.map((r) => r.output)
+  if (fn === null || kernel === null) {
+    t.fail('compiled', { results })
+    return
+  }
+  t.same(fn.ptxas.argv.slice(0, 5), ['ptxas', '--warn-on-spills', '--compile-only', '-arch', 'sm_90'], 'the options first, then -c')
+  for (const [output, ptx] of [[fn, functions], [kernel, entry]] as const) {
+    t.ok(output.cubin.equals(runPtxas(ptx, { gpuName: 'sm_90', ptxasOptions: ['--warn-on-spills', '-c'] }).cubin!), `${output.name}: ptxas -c's cubin, byte for byte`)
+    t.equal(readCubin(output.cubin).elfType, ET_REL, `${output.name}: ET_REL`)
+  }
+  t.same(fn.kernels, [], 'the functions-only cubin has no kernel')
+  t.same(readCubin(fn.cubin).functions.map((f) => f.name), ['square'], 'and keeps the device function')
+  t.same(kernel.kernels.map((k) => k.name), ['use_square'])
+
+  const whole = await rejection(Program.create({ input: functions, gpuName: 'sm_90', allowAnyTarget: true }).compile())
+  t.same([whole.status, whole.tool, whole.reason], [5, 'ptxas', 'the PTX has no kernel (.entry), so the whole-program cubin ptxas made is empty; ' +
+    'compile device functions with relocatable (--relocatable-device-code, -c) and link them with nvlink'], 'functions-only PTX without relocatable')
+
+  if (nvlink === null) {
+    t.skip('nvlink not found on PATH')
+    return
+  }
+  writeFileSync(join(dir, 'a.cubin'), fn.cubin)
+  writeFileSync(join(dir, 'b.cubin'), kernel.cubin)
+  const linked = spawnChildSync({ file: nvlink, args: ['-arch=sm_90', 'a.cubin', 'b.cubin', '-o', 'linked.cubin'], cwd: dir, stdout: 'pipe', stderr: 'pipe' })
+  t.equal(linked.exitCode, 0, `nvlink exits 0 (${linked.stderr.toString()})`)
+  const image = readCubin(readFileSync(join(dir, 'linked.cubin')))
+  t.equal(image.elfType, 2, 'nvlink made an executable cubin (ET_EXEC)')
+  t.same(image.kernels.map((k) => k.name), ['use_square'], 'with the kernel, its extern call resolved')
+})
+
+t.test('ptxasOptions: checked at create against the ptxas to be run', async (t) => {
+  const rows: Array<[unknown, string, RegExp]> = [
+    [['-arch', 'sm_90'], 'ERR_INVALID_ARG_VALUE', /^ptxasOptions has "-arch", an option tileharness sets itself: use gpuName/],
+    ['-c', 'ERR_INVALID_ARG_VALUE', /use relocatable/],
+    ['-O0', 'ERR_INVALID_ARG_VALUE', /use optLevel/],
+    [42, 'ERR_INVALID_ARG_TYPE', /^ptxasOptions must be a string or an array of strings/],
+  ]
+  for (const [ptxasOptions, code, message] of rows) {
+    t.throws(() => Program.create({ ...BASE, ptxasOptions: ptxasOptions as string }), { code, field: 'ptxasOptions', message }, JSON.stringify(ptxasOptions))
+  }
+  const dir = scratchDir(t)
+  const ptxas = fakeProbedPtxas(dir, 'ptxas', '--maxrregcount <N>   (-maxrregcount)\n--verbose   (-v)\n')
+  t.throws(() => Program.create({ ...BASE, ptxas, ptxasOptions: '--warn-on-spills' }), { field: 'ptxasOptions', message: /not an option of .*\/ptxas \(ptxas 99\.0\.1\)/ }, 'an option this ptxas does not list')
+  t.equal(Program.create({ ...BASE, ptxas, ptxasOptions: ['--maxrregcount', '32', '-v'] }).compiled, false, 'options it lists')
 })
 
 t.test('onDiagnostic that throws: the compile rejects with its error and installs no output', async (t) => {

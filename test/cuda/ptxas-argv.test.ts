@@ -25,6 +25,8 @@ t.test("tileiras's argv, token for token and in order", async (t) => {
     ['file route: the path where --input-as-string <PTX> was', { gpuName: 'sm_100', inputFile: '/tmp/x/module.ptx', env: noEnv }, ['ptxas', '-arch', 'sm_100', '--opt-level', '3', '/tmp/x/module.ptx']],
     ['outputFile appends -o', { gpuName: 'sm_100', ptx: PTX, basePtxOptions: '-v', outputFile: '/dev/stdout', env: noEnv }, ['ptxas', '-arch', 'sm_100', '--opt-level', '3', '--input-as-string', PTX, '-v', '-o', '/dev/stdout']],
     ['a/f targets', { gpuName: 'sm_121f', ptx: PTX, env: noEnv }, ['ptxas', '-arch', 'sm_121f', '--opt-level', '3', '--input-as-string', PTX]],
+    ['relocatable: --compile-only after the options, before the debug ones', { gpuName: 'sm_90', relocatable: true, deviceDebug: true, ptxasOptions: ['-v'], ptx: PTX, env: noEnv },
+      ['ptxas', '-v', '--compile-only', '--device-debug', '-arch', 'sm_90', '--opt-level', '3', '--input-as-string', PTX]],
   ]
   for (const [name, options, argv] of rows) t.same(buildPtxasArgv(options), argv, name)
 })

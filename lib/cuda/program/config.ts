@@ -5,7 +5,8 @@
 import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
 import { gpuNames } from '../../ptx/targets.js'
 import type { PtxModule } from '../../ptx/types.js'
-import { probePtxas, PtxasProbeError } from '../probe.js'
+import { probePtxas, PtxasProbeError, type PtxasProbe } from '../probe.js'
+import { checkPtxasOptions, ptxasOptionTokens } from '../ptxas-options.js'
 import type { Env } from '../toolkit.js'
 import { DEFAULT_OPT_LEVEL } from '../ptxas-argv.js'
 import { ProgramError, type ProgramTool } from './errors.js'
@@ -44,6 +45,18 @@ export interface ProgramConfig {
   deviceDebug?: boolean
   /** ptxas --generate-line-info. */
   lineinfo?: boolean
+  /**
+   * ptxas --compile-only: a relocatable cubin (ET_REL) that keeps device functions and calls to
+   * extern ones, for nvlink. Without it ptxas compiles the whole program: a module with no
+   * .entry then leaves nothing, and compile fails saying so.
+   */
+  relocatable?: boolean
+  /**
+   * More ptxas options, passed through first in its argv ("--maxrregcount 32 --warn-on-spills", or
+   * tokens): each must be one the ptxas to be run lists in its --help, and none one the Program
+   * sets itself (-arch, -O, -o, -c, -g, ...; ptxas-options.ts lists them).
+   */
+  ptxasOptions?: readonly string[] | string
   /** The host object's machine; default this machine's ('x86_64' or 'aarch64'). */
   hostArch?: ProgramHostArch
   /** Default 'linux'. 'windows' (a COFF object) is accepted here and fails at compile. */
@@ -77,6 +90,8 @@ export interface ResolvedConfig {
   optLevel: number
   deviceDebug: boolean
   lineinfo: boolean
+  relocatable: boolean
+  ptxasOptions: readonly string[]
   hostArch: ProgramHostArch
   hostOs: ProgramHostOs
   sanitize: ProgramSanitize
@@ -126,14 +141,19 @@ export function checkGpuTarget(gpuName: unknown, allowAnyTarget = false, where: 
  * (the emitter's table, PTX_ISA_BY_TARGET): the compile will then say what is wrong with ptxas.
  */
 export function variantTargets(where: PtxasLocation = {}): readonly string[] {
-  let listed: readonly string[] = []
-  try {
-    listed = probePtxas({ ...(where.ptxas === undefined ? {} : { ptxas: where.ptxas }), ...(where.env === undefined ? {} : { env: where.env }) })?.gpuNames ?? []
-  } catch (error) {
-    // A ptxas that does not answer, or a bad ptxas/env, which create's own checks report after this one.
-    if (!(error instanceof PtxasProbeError) && !String((error as { code?: unknown }).code).startsWith('ERR_INVALID_ARG')) throw error
-  }
+  const listed = answeringPtxas(where)?.gpuNames ?? []
   return (listed.length > 0 ? listed : gpuNames()).filter((name) => VARIANT_GPU_NAME.test(name))
+}
+
+/** The probe of the ptxas at `where` (cached per binary), or null when there is none that answers. */
+function answeringPtxas(where: PtxasLocation): PtxasProbe | null {
+  try {
+    return probePtxas({ ...(where.ptxas === undefined ? {} : { ptxas: where.ptxas }), ...(where.env === undefined ? {} : { env: where.env }) })
+  } catch (error) {
+    // A ptxas that does not answer, or a bad ptxas/env, which create's own checks report.
+    if (error instanceof PtxasProbeError || String((error as { code?: unknown }).code).startsWith('ERR_INVALID_ARG')) return null
+    throw error
+  }
 }
 
 /**
@@ -162,7 +182,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
     throw new ProgramError('UNSUPPORTED_HOST_OS', { reason: `${JSON.stringify(hostOs)} is not one of ${HOST_OSES.join(', ')}` })
   }
 
-  for (const field of ['deviceDebug', 'lineinfo', 'allowAnyTarget'] as const) {
+  for (const field of ['deviceDebug', 'lineinfo', 'relocatable', 'allowAnyTarget'] as const) {
     if (config[field] !== undefined && typeof config[field] !== 'boolean') throw invalidType(field, 'a boolean', config[field])
   }
   const sanitize = config.sanitize ?? 'none'
@@ -179,6 +199,8 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
     throw invalidValue('ptxas', 'must not be empty')
   }
   if (config.tempRoot !== undefined) requireString('tempRoot', config.tempRoot)
+  const ptxasOptions = config.ptxasOptions === undefined ? [] : ptxasOptionTokens('ptxasOptions', config.ptxasOptions)
+  if (ptxasOptions.length > 0) checkPtxasOptions('ptxasOptions', ptxasOptions, answeringPtxas({ ptxas: config.ptxas, env: config.env }))
   return {
     ptx,
     resolved: {
@@ -186,6 +208,8 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
       optLevel,
       deviceDebug: config.deviceDebug === true,
       lineinfo: config.lineinfo === true,
+      relocatable: config.relocatable === true,
+      ptxasOptions,
       hostArch: hostArch as ProgramHostArch,
       hostOs: hostOs as ProgramHostOs,
       sanitize,

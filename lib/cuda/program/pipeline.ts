@@ -124,6 +124,8 @@ async function runTools(
     optLevel: config.optLevel,
     deviceDebug: config.deviceDebug,
     lineinfo: config.lineinfo,
+    relocatable: config.relocatable,
+    ptxasOptions: config.ptxasOptions,
     sanitize: config.sanitize,
     ptxas: ptxasPath,
     timeout: timeoutLeft(),
@@ -140,6 +142,12 @@ async function runTools(
     summary = readCubin(cubin)
   } catch (error) {
     throw compileFailed(`ptxas wrote a cubin that cannot be read: ${(error as Error).message}`, { tool: 'ptxas', cause: error })
+  }
+  // Whole-program ptxas keeps kernels and what they call, so a module of device functions alone
+  // comes out as a cubin with nothing in it, which no loader or nvlink could use.
+  if (!config.relocatable && summary.kernels.length === 0) {
+    throw compileFailed('the PTX has no kernel (.entry), so the whole-program cubin ptxas made is empty; ' +
+      'compile device functions with relocatable (--relocatable-device-code, -c) and link them with nvlink', { tool: 'ptxas' })
   }
   const ptxas = {
     argv: run.argv,
