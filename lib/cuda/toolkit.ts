@@ -13,8 +13,8 @@ export type Env = Readonly<Record<string, string | undefined>>
 export const CUDA_ROOT_VARIABLES = ['CUDA_ROOT', 'CUDA_HOME', 'CUDA_PATH'] as const
 export type CudaRootVariable = (typeof CUDA_ROOT_VARIABLES)[number]
 
-export type CudaTool = 'ptxas' | 'nvdisasm'
-const CUDA_TOOLS: readonly string[] = ['ptxas', 'nvdisasm']
+export type CudaTool = 'ptxas' | 'nvdisasm' | 'fatbinary'
+const CUDA_TOOLS: readonly string[] = ['ptxas', 'nvdisasm', 'fatbinary']
 
 export interface CudaRoot {
   /** The toolkit directory (the one holding bin/). */

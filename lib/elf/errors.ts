@@ -1,7 +1,8 @@
 // Errors of tileharness/elf. Bad arguments to the packager are the package's argument errors
 // (../errors.ts) with the packager's own ERR_ELF_* codes: a TypeError (wrong JavaScript type) or a
 // RangeError (wrong value), with a message starting with the argument's field name. A cubin that
-// cannot be read is a CubinError: whatever the bytes, readCubin throws nothing else.
+// cannot be read is a CubinError: whatever the bytes, readCubin throws nothing else; readFatbin
+// likewise (its codes are ERR_FATBIN_*, a truncation ERR_CUBIN_TRUNCATED from the shared reader).
 
 import { layerErrors } from '../errors.js'
 
@@ -26,6 +27,10 @@ export type CubinErrorCode =
   | 'ERR_CUBIN_MALFORMED'
   /** An .nv.info attribute record is malformed. */
   | 'ERR_CUBIN_NVINFO'
+  /** readFatbin: no fatbin magic (0xBA55ED50), or an unknown container version. */
+  | 'ERR_FATBIN_NOT_FATBIN'
+  /** readFatbin: an entry header is inconsistent (size, header size, kind). */
+  | 'ERR_FATBIN_MALFORMED'
 
 export class CubinError extends Error {
   readonly code: CubinErrorCode

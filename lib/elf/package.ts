@@ -7,6 +7,7 @@
 //
 //   ELF header
 //   [1] .rodata          <name>_cubin (8-aligned), <name>_cubin_size (u64), [<name>_sass_size (u64)]
+//                        (with a fat binary instead: <name>_fatbin, <name>_fatbin_size)
 //   [2] .nvdisasm        <name>_sass, NUL-terminated          (only with SASS text)
 //   [n] .note.GNU-stack  empty: the stack need not be executable, so the linker has nothing to warn
 //   [n] .symtab / .strtab / .shstrtab
@@ -21,8 +22,10 @@ import { elfRangeError, elfTypeError } from './errors.js'
 export type HostArch = 'x86_64' | 'aarch64'
 
 export interface HostObjectInput {
-  /** The cubin bytes ptxas produced. */
-  cubin: Uint8Array
+  /** The cubin bytes ptxas produced (give this or `fatbin`). */
+  cubin?: Uint8Array
+  /** A fat binary (fatbinary's output), instead of a cubin: the symbols are <name>_fatbin[_size]. */
+  fatbin?: Uint8Array
   /** SASS text (e.g. nvdisasm output); stored NUL-terminated in `.nvdisasm`. */
   sass?: string | Uint8Array
   /** Symbol prefix: a C identifier. */
@@ -37,8 +40,8 @@ export const HOST_MACHINES: Readonly<Record<HostArch, number>> = Object.freeze({
 })
 
 /** The global symbols packageHostObject defines for `name`. */
-export function hostObjectSymbols(name: string, withSass: boolean): string[] {
-  const names = [`${name}_cubin`, `${name}_cubin_size`]
+export function hostObjectSymbols(name: string, withSass: boolean, image: 'cubin' | 'fatbin' = 'cubin'): string[] {
+  const names = [`${name}_${image}`, `${name}_${image}_size`]
   if (withSass) names.push(`${name}_sass`, `${name}_sass_size`)
   return names
 }
@@ -52,7 +55,7 @@ const CUBIN_ALIGN = 8
  * (NUL-terminated text in `.nvdisasm`) and `<name>_sass_size` (uint64_t, the length without the NUL).
  */
 export function packageHostObject(input: HostObjectInput): Buffer {
-  const { cubin, sassBytes, name, machine } = checkInput(input)
+  const { cubin, image, sassBytes, name, machine } = checkInput(input)
 
   const rodataSize = alignUp(cubin.length, CUBIN_ALIGN) + 8 * (sassBytes === undefined ? 1 : 2)
   const rodata = Buffer.alloc(rodataSize)
@@ -66,8 +69,8 @@ export function packageHostObject(input: HostObjectInput): Buffer {
     { name: '.rodata', type: SHT_PROGBITS, flags: SHF_ALLOC, align: CUBIN_ALIGN, data: rodata },
   ]
   const symbols: SymbolSpec[] = [
-    { name: `${name}_cubin`, section: 1, value: 0, size: cubin.length },
-    { name: `${name}_cubin_size`, section: 1, value: cubinSizeAt, size: 8 },
+    { name: `${name}_${image}`, section: 1, value: 0, size: cubin.length },
+    { name: `${name}_${image}_size`, section: 1, value: cubinSizeAt, size: 8 },
   ]
   if (sassBytes !== undefined) {
     const text = Buffer.alloc(sassBytes.length + 1) // trailing NUL from alloc
@@ -82,11 +85,15 @@ export function packageHostObject(input: HostObjectInput): Buffer {
   return writeRelocatable(machine, sections, symbols)
 }
 
-function checkInput(input: HostObjectInput): { cubin: Uint8Array; sassBytes: Uint8Array | undefined; name: string; machine: number } {
+function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin' | 'fatbin'; sassBytes: Uint8Array | undefined; name: string; machine: number } {
   if (typeof input !== 'object' || input === null) throw elfTypeError('input', 'an object { cubin, sass?, name, hostArch }', input)
-  const { cubin, sass, name, hostArch } = input
-  if (!(cubin instanceof Uint8Array)) throw elfTypeError('cubin', 'a Uint8Array or Buffer', cubin)
-  if (cubin.length === 0) throw elfRangeError('ERR_ELF_INVALID_VALUE', 'cubin', 'is empty')
+  const { sass, name, hostArch } = input
+  // The device image: a cubin, or a fat binary (its bytes are laid out and aligned the same way).
+  const image = input.fatbin === undefined ? 'cubin' : 'fatbin'
+  if (image === 'fatbin' && input.cubin !== undefined) throw elfTypeError('cubin', 'undefined when fatbin is given', input.cubin)
+  const cubin = image === 'fatbin' ? input.fatbin : input.cubin
+  if (!(cubin instanceof Uint8Array)) throw elfTypeError(image, 'a Uint8Array or Buffer', cubin)
+  if (cubin.length === 0) throw elfRangeError('ERR_ELF_INVALID_VALUE', image, 'is empty')
   if (typeof name !== 'string') throw elfTypeError('name', 'a string', name)
   if (!C_IDENTIFIER.test(name)) {
     throw elfRangeError('ERR_ELF_INVALID_NAME', 'name', `${JSON.stringify(name)} is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)`)
@@ -105,7 +112,7 @@ function checkInput(input: HostObjectInput): { cubin: Uint8Array; sassBytes: Uin
     const nul = sassBytes.indexOf(0)
     if (nul !== -1) throw elfRangeError('ERR_ELF_INVALID_VALUE', 'sass', `contains a NUL byte at offset ${nul}`)
   }
-  return { cubin, sassBytes, name, machine: HOST_MACHINES[hostArch] }
+  return { cubin, image, sassBytes, name, machine: HOST_MACHINES[hostArch] }
 }
 
 interface SectionSpec {

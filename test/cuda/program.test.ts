@@ -13,9 +13,10 @@ import {
   Program, ProgramError, compileMany, runPtxas, searchPath, EMPTY_DUMP_SASS_COMMAND,
   type ProgramConfig, type ProgramErrorCode, type ProgramOutput, type ProgramTool,
 } from '../../lib/cuda/index.js'
-import { EM_AARCH64, EM_X86_64, ET_REL, readCubin } from '../../lib/elf/index.js'
+import { EM_AARCH64, EM_X86_64, ET_REL, readCubin, readFatbin } from '../../lib/elf/index.js'
 import { EXAMPLE_KERNELS, exampleKernel, examplePtx, ptxIsaFor, type GpuName } from '../../lib/ptx/index.js'
 import { DIAGNOSTIC, spawnChildSync } from '../../lib/spawn/index.js'
+import { fatbinPtxText, payloadText } from '../elf/host.js'
 import { eventually, processState } from '../helpers.js'
 import { bigPtx, fakeProbedPtxas, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
 
@@ -734,6 +735,71 @@ t.test('ptxasOptions: checked at create against the ptxas to be run', async (t) 
   const ptxas = fakeProbedPtxas(dir, 'ptxas', '--maxrregcount <N>   (-maxrregcount)\n--verbose   (-v)\n')
   t.throws(() => Program.create({ ...BASE, ptxas, ptxasOptions: '--warn-on-spills' }), { field: 'ptxasOptions', message: /not an option of .*\/ptxas \(ptxas 99\.0\.1\)/ }, 'an option this ptxas does not list')
   t.equal(Program.create({ ...BASE, ptxas, ptxasOptions: ['--maxrregcount', '32', '-v'] }).compiled, false, 'options it lists')
+})
+
+const withFatbinary = skipWithoutPtxas.skip !== undefined ? skipWithoutPtxas : searchPath('fatbinary', process.env) === null ? { skip: 'fatbinary not found on PATH' } : {}
+
+t.test('several targets and the PTX: the real fatbinary wraps ptxas\'s own cubins', withFatbinary, async (t) => {
+  const targets = ['sm_90', 'sm_100a', 'sm_120']
+  const diagnostics: string[] = []
+  const programs = EXAMPLE_KERNELS.map((kernel) => Program.create({
+    input: examplePtx(kernel, 'sm_90'), gpuName: targets, embedPtx: true, allowAnyTarget: true, name: `${kernel}_fat`,
+    ptxasOptions: '--warn-on-spills', onDiagnostic: (_text, tool) => { diagnostics.push(tool) },
+  }))
+  const results = await compileMany(programs, { concurrency: 2 })
+  for (const [i, kernel] of EXAMPLE_KERNELS.entries()) {
+    const output = results[i].output
+    if (output === null || output.fatbin === null) {
+      t.fail(`${kernel}: ${results[i].error?.reason}`)
+      continue
+    }
+    const ptx = examplePtx(kernel, 'sm_90')
+    t.same(output.targets.map((image) => image.arch), targets, `${kernel}: one cubin per target, suffix read back`)
+    t.ok(output.object.includes(output.fatbin), `${kernel}: the object holds the fat binary`)
+    for (const symbol of ['_fatbin\0', '_fatbin_size\0']) t.ok(output.object.includes(`${kernel}_fat${symbol}`), `${kernel}: symbol ${kernel}_fat${symbol.slice(0, -1)}`)
+    t.notOk(output.object.includes(`${kernel}_fat_cubin`), `${kernel}: and no _cubin symbol`)
+    t.same(output.fatbinary?.argv.slice(0, 4), ['fatbinary', '--create=/dev/stdout', '-64', '--compress=false'], `${kernel}: fatbinary's argv`)
+
+    // The fat binary, read with our own reader: each ELF image is ptxas's cubin for its target.
+    const entries = readFatbin(output.fatbin)
+    t.same(entries.map((e) => [e.kind, e.arch, e.compressed]), [...targets.map((gpu) => ['elf', gpu, false]), ['ptx', 'sm_90', false]], `${kernel}: entries`)
+    for (const [j, gpuName] of targets.entries()) {
+      const direct = runPtxas(ptx, { gpuName, ptxasOptions: ['--warn-on-spills'] }).cubin!
+      t.ok(Buffer.from(entries[j].payload).equals(direct), `${kernel} ${gpuName}: the image is a direct ptxas run's cubin, byte for byte`)
+      t.ok(output.targets[j].cubin.equals(direct), `${kernel} ${gpuName}: as is targets[${j}].cubin`)
+    }
+    t.equal(payloadText(entries[3].payload), fatbinPtxText(ptx), `${kernel}: the PTX entry is the input (as fatbinary keeps PTX)`)
+    t.equal(entries[3].ptxVersion, '7.8', `${kernel}: with its ISA version`)
+  }
+  t.ok(diagnostics.every((tool) => tool === 'ptxas' || tool === 'fatbinary'))
+})
+
+t.test('one target: an array of one is the same object; embedPtx alone makes a fat binary', withFatbinary, async (t) => {
+  const one = await Program.create({ input: MINIMAL_PTX, gpuName: 'sm_100' }).compile()
+  const listed = await Program.create({ input: MINIMAL_PTX, gpuName: ['sm_100'] }).compile()
+  t.ok(listed.object.equals(one.object), 'byte-identical objects')
+  t.same([one.fatbin, one.fatbinary, one.targets.length], [null, null, 1])
+  const withPtx = await Program.create({ input: MINIMAL_PTX, gpuName: 'sm_100', embedPtx: true }).compile()
+  t.same(readFatbin(withPtx.fatbin!).map((e) => [e.kind, e.arch]), [['elf', 'sm_100'], ['ptx', 'sm_100']])
+  t.ok(withPtx.object.includes('program_fatbin\0'))
+})
+
+t.test('several targets: checked at create', async (t) => {
+  const rows: Array<[string, Partial<ProgramConfig>, string | RegExp]> = [
+    ['an empty list', { gpuName: [] }, 'gpuName is an empty list; give at least one target, e.g. "sm_100"'],
+    ['a target twice', { gpuName: ['sm_100', 'sm_120', 'sm_100'] }, 'sm_100 is given twice'],
+    ['one bad target among good ones', { gpuName: ['sm_100', 'sm_90'] }, /"sm_90" is not one of/],
+  ]
+  for (const [name, overrides, reason] of rows) {
+    const error = thrown(() => Program.create({ ...BASE, ...overrides }))
+    t.equal(error.code, 'UNSUPPORTED_GPU_TARGET', name)
+    if (typeof reason === 'string') t.equal(error.reason, reason, `${name}: reason`)
+    else t.match(error.reason, reason, `${name}: reason`)
+  }
+  t.throws(() => Program.create({ ...BASE, gpuName: ['sm_100', 'sm_120'], dumpSassCommand: 'nvdisasm -c' }),
+    { code: 'ERR_INCOMPATIBLE_OPTION_PAIR', field: 'dumpSassCommand', message: /cannot be combined with several targets/ })
+  t.throws(() => Program.create({ ...BASE, embedPtx: true, dumpSassCommand: 'nvdisasm -c' }), { code: 'ERR_INCOMPATIBLE_OPTION_PAIR' })
+  t.throws(() => Program.create({ ...BASE, embedPtx: 'yes' as unknown as boolean }), { code: 'ERR_INVALID_ARG_TYPE', field: 'embedPtx' })
 })
 
 t.test('onDiagnostic that throws: the compile rejects with its error and installs no output', async (t) => {

@@ -75,3 +75,14 @@ export function scratchDir(t: { teardown: (fn: () => void) => void }): string {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return dir
 }
+
+/** What fatbinary keeps of a PTX text (measured): each line without its `//` comment and leading blanks. */
+export function fatbinPtxText(ptx: string): string {
+  return ptx.split('\n').map((line) => line.replace(/\/\/.*$/, '').trimStart()).join('\n')
+}
+
+/** A PTX payload's text: up to the NUL that ends it (the rest is padding). */
+export function payloadText(payload: Uint8Array): string {
+  const end = payload.indexOf(0)
+  return Buffer.from(payload.subarray(0, end === -1 ? payload.length : end)).toString('utf8')
+}

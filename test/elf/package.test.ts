@@ -236,8 +236,27 @@ t.test('bad input is an error naming the field', async (t) => {
     ['sass a number', { ...ok, sass: 1 }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^sass: /],
     ['sass with a NUL', { ...ok, sass: 'a\0b' }, 'RangeError', 'ERR_ELF_INVALID_VALUE', /^sass: contains a NUL byte at offset 1/],
     ['sass bytes with a NUL', { ...ok, sass: new Uint8Array([65, 0]) }, 'RangeError', 'ERR_ELF_INVALID_VALUE', /^sass: contains a NUL byte at offset 1/],
+    ['fatbin empty', { name: 'k', hostArch: 'x86_64', fatbin: new Uint8Array(0) }, 'RangeError', 'ERR_ELF_INVALID_VALUE', /^fatbin: is empty/],
+    ['fatbin a string', { name: 'k', hostArch: 'x86_64', fatbin: 'x' }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^fatbin: /],
+    ['fatbin and cubin both', { ...ok, fatbin: pattern(8) }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^cubin: expected undefined when fatbin is given/],
+    ['neither cubin nor fatbin', { name: 'k', hostArch: 'x86_64' }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^cubin: /],
   ]
   for (const [name, input, errorName, code, message] of bad) {
     t.throws(() => packageHostObject(input as HostObjectInput), { name: errorName, code, message }, name)
+  }
+})
+
+t.test('a fat binary instead of a cubin: <name>_fatbin and <name>_fatbin_size, laid out as a cubin is', { skip: needs('readelf') }, async (t) => {
+  const dir = scratchDir(t)
+  for (const hostArch of ARCHES) {
+    const bytes = pattern(4097)
+    const object = join(dir, `fat-${hostArch}.o`)
+    writeFileSync(object, packageHostObject({ fatbin: bytes, name: 'vadd', hostArch }))
+    const syms = symbols(object)
+    t.same([...syms.keys()].filter((n) => n !== '').sort(), hostObjectSymbols('vadd', false, 'fatbin').sort(), `${hostArch}: the fatbin symbols`)
+    t.same(hostObjectSymbols('vadd', false, 'fatbin'), ['vadd_fatbin', 'vadd_fatbin_size'])
+    t.match(syms.get('vadd_fatbin'), { type: 'OBJECT', bind: 'GLOBAL', value: 0, size: bytes.length }, `${hostArch}: _fatbin`)
+    t.match(syms.get('vadd_fatbin_size'), { value: 4104, size: 8 }, `${hostArch}: _fatbin_size after the 8-aligned bytes`)
+    t.ok(sectionBytes(object, '.rodata').equals(expectedRodata(bytes, null)), `${hostArch}: .rodata holds the fat binary and its size`)
   }
 })

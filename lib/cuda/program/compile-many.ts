@@ -10,6 +10,7 @@ import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireObjec
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
 import { Program, programState } from './handle.js'
 import type { Assembled, ProgramOutput } from './pipeline.js'
+import { Semaphore } from './semaphore.js'
 import { symbolClashes } from './symbols.js'
 
 export interface CompileManyOptions {
@@ -120,25 +121,4 @@ function deferred<T>(): Deferred<T> {
   let resolve!: (value: T) => void
   const promise = new Promise<T>((r) => { resolve = r })
   return { promise, resolve }
-}
-
-/** At most `limit` holders at once; waiters are served first come, first served. */
-class Semaphore {
-  #free: number
-  readonly #waiting: Array<() => void> = []
-  constructor(limit: number) {
-    this.#free = limit
-  }
-  acquire(): Promise<void> {
-    if (this.#free > 0) {
-      this.#free--
-      return Promise.resolve()
-    }
-    return new Promise((resolve) => this.#waiting.push(resolve))
-  }
-  release(): void {
-    const next = this.#waiting.shift()
-    if (next !== undefined) next()
-    else this.#free++
-  }
 }

@@ -2,7 +2,7 @@
 // (docs/toolchain-contract.md, "The Program handle": each check an early return, so a caller can
 // rely on which one it hears about), then the options that order has no check for.
 
-import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
+import { incompatible, invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
 import { gpuNames } from '../../ptx/targets.js'
 import type { PtxModule } from '../../ptx/types.js'
 import { probePtxas, PtxasProbeError, type PtxasProbe } from '../probe.js'
@@ -36,9 +36,12 @@ export interface ProgramConfig {
   /**
    * ptxas -arch: one of SUPPORTED_GPU_TARGETS; an architecture-specific or family target
    * (sm_90a, sm_100a, sm_100f, ...) the ptxas to be run lists in its --help; with allowAnyTarget,
-   * any sm_<N>[a|f].
+   * any sm_<N>[a|f]. Several (an array): one cubin per target, run in parallel, wrapped by
+   * fatbinary into a fat binary (<name>_fatbin); PTX for a.../f... targets compiles only to its own.
    */
-  gpuName: string
+  gpuName: string | readonly string[]
+  /** Put the PTX in the fat binary too, for the driver to JIT-compile on GPUs newer than the targets. */
+  embedPtx?: boolean
   /** ptxas --opt-level, 0-3; default 3. */
   optLevel?: number
   /** ptxas --device-debug; needs optLevel 0. */
@@ -86,7 +89,13 @@ export interface ProgramConfig {
 
 /** The configuration once checked, with its defaults filled in: what the pipeline runs on. */
 export interface ResolvedConfig {
+  /** The first target. */
   gpuName: string
+  /** Every target, in the caller's order. */
+  gpuNames: readonly string[]
+  embedPtx: boolean
+  /** Several targets or embedPtx: the output is a fat binary, made by fatbinary. */
+  fatbin: boolean
   optLevel: number
   deviceDebug: boolean
   lineinfo: boolean
@@ -107,6 +116,16 @@ export interface ResolvedConfig {
 /** The host arch of this machine, as tileiras names it. */
 export function defaultHostArch(): string {
   return process.arch === 'x64' ? 'x86_64' : process.arch === 'arm64' ? 'aarch64' : process.arch
+}
+
+/** checkGpuTarget for each of several targets (or one); none twice. */
+export function checkGpuTargets(gpuName: unknown, allowAnyTarget = false, where: PtxasLocation = {}): readonly string[] {
+  if (!Array.isArray(gpuName)) return [checkGpuTarget(gpuName, allowAnyTarget, where)]
+  if (gpuName.length === 0) throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: 'gpuName is an empty list; give at least one target, e.g. "sm_100"' })
+  const names = gpuName.map((name: unknown) => checkGpuTarget(name, allowAnyTarget, where))
+  const twice = names.find((name, i) => names.indexOf(name) !== i)
+  if (twice !== undefined) throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: `${twice} is given twice` })
+  return Object.freeze(names)
 }
 
 /** Where the ptxas that will run is found: what variantTargets asks. */
@@ -165,7 +184,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   requireObject('config', config)
   if (config.input === null || config.input === undefined) throw new ProgramError('INPUT_BUFFER_NULL')
   const ptx = probePtxText(config.input)
-  const gpuName = checkGpuTarget(config.gpuName, config.allowAnyTarget === true, { ptxas: config.ptxas, env: config.env })
+  const gpuNames = checkGpuTargets(config.gpuName, config.allowAnyTarget === true, { ptxas: config.ptxas, env: config.env })
   const optLevel = config.optLevel ?? DEFAULT_OPT_LEVEL
   if (typeof optLevel !== 'number' || !Number.isInteger(optLevel) || optLevel < 0 || optLevel > MAX_OPT_LEVEL) {
     throw new ProgramError('INVALID_OPT_LEVEL', { reason: `optLevel must be an integer from 0 to ${MAX_OPT_LEVEL} (got ${String(optLevel)})` })
@@ -182,13 +201,17 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
     throw new ProgramError('UNSUPPORTED_HOST_OS', { reason: `${JSON.stringify(hostOs)} is not one of ${HOST_OSES.join(', ')}` })
   }
 
-  for (const field of ['deviceDebug', 'lineinfo', 'relocatable', 'allowAnyTarget'] as const) {
+  for (const field of ['deviceDebug', 'lineinfo', 'relocatable', 'embedPtx', 'allowAnyTarget'] as const) {
     if (config[field] !== undefined && typeof config[field] !== 'boolean') throw invalidType(field, 'a boolean', config[field])
   }
   const sanitize = config.sanitize ?? 'none'
   if (sanitize !== 'none' && sanitize !== 'memcheck') throw invalidValue('sanitize', "must be 'memcheck' or 'none'", sanitize)
   const dumpSassCommand = config.dumpSassCommand ?? null
   if (dumpSassCommand !== null) requireString('dumpSassCommand', dumpSassCommand)
+  const fatbin = gpuNames.length > 1 || config.embedPtx === true
+  if (dumpSassCommand !== null && fatbin) {
+    throw incompatible('dumpSassCommand', gpuNames.length > 1 ? 'several targets' : 'embedPtx', 'the SASS dump is of one cubin, and a fat binary holds several images')
+  }
   const timeout = config.timeout === undefined ? undefined : requireTimeout(config.timeout)
   const name = checkSymbolPrefix('name', config.name ?? DEFAULT_PROGRAM_NAME)
   if (config.onDiagnostic !== undefined && typeof config.onDiagnostic !== 'function') {
@@ -204,7 +227,10 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   return {
     ptx,
     resolved: {
-      gpuName,
+      gpuName: gpuNames[0],
+      gpuNames,
+      embedPtx: config.embedPtx === true,
+      fatbin,
       optLevel,
       deviceDebug: config.deviceDebug === true,
       lineinfo: config.lineinfo === true,

@@ -3,6 +3,7 @@
 // bad arguments the table has no row for are the package's argument errors (../../errors.ts).
 
 import { invalidValue } from '../../errors.js'
+import type { FatbinaryStatus } from '../fatbinary.js'
 import type { PtxasStatus } from '../ptxas.js'
 
 export type ProgramStatus = 0 | 1 | 2 | 3 | 4 | 5
@@ -39,8 +40,8 @@ export const PROGRAM_ERRORS: Readonly<Record<ProgramErrorCode, Readonly<{ status
 export const LOOKS_LIKE_TILE_IR = ' (it looks like Tile IR bytecode instead)'
 export const LOOKS_LIKE_MLIR = ' (it looks like MLIR bytecode instead)'
 
-/** Which step failed: ptxas, or the SASS dump command. */
-export type ProgramTool = 'ptxas' | 'dump-sass'
+/** Which step failed: ptxas, the SASS dump command, or fatbinary (several targets). */
+export type ProgramTool = 'ptxas' | 'dump-sass' | 'fatbinary'
 
 export interface ProgramErrorDetails {
   /** One line saying why, beyond the table's message ('' when the message says it all). */
@@ -49,7 +50,7 @@ export interface ProgramErrorDetails {
   looksLike?: 'tile-ir' | 'mlir' | null
   diagnostics?: string
   tool?: ProgramTool | null
-  toolStatus?: PtxasStatus | null
+  toolStatus?: PtxasStatus | FatbinaryStatus | null
   cause?: unknown
 }
 
@@ -66,7 +67,7 @@ export class ProgramError extends Error {
   /** The failing tool's stderr, verbatim; '' when no tool ran or it printed nothing. */
   readonly diagnostics: string
   readonly tool: ProgramTool | null
-  readonly toolStatus: PtxasStatus | null
+  readonly toolStatus: PtxasStatus | FatbinaryStatus | null
 
   constructor(code: ProgramErrorCode, details: ProgramErrorDetails = {}) {
     const row = PROGRAM_ERRORS[code]

@@ -13,16 +13,19 @@
 // parallel and the second in input order (compile-many.ts). Any failure is status 5, with the
 // tool's stderr verbatim in `diagnostics`.
 
+import { availableParallelism } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { readCubin, type CubinKernel } from '../../elf/cubin.js'
 import { packageHostObject } from '../../elf/package.js'
 import { DIAGNOSTIC } from '../../spawn/index.js'
 import type { ChildRusage } from '../../spawn/types.js'
 import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
-import { runPtxasAsync, type InputRoute } from '../ptxas.js'
+import { runFatbinaryAsync, type FatbinaryInput, type FatbinaryRun } from '../fatbinary.js'
+import { runPtxasAsync, type InputRoute, type PtxasRun } from '../ptxas.js'
 import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env } from '../toolkit.js'
 import type { ResolvedConfig } from './config.js'
 import { compileFailed, type ProgramTool } from './errors.js'
+import { Semaphore } from './semaphore.js'
 
 /** One child of the compile: what it was asked and what it cost (from wait4's rusage). */
 export interface ToolRunSummary {
@@ -34,13 +37,33 @@ export interface ToolRunSummary {
   diagnostics: string
 }
 
-export interface ProgramOutput {
-  /** The host ELF relocatable: <name>_cubin, <name>_cubin_size[, <name>_sass, <name>_sass_size]. */
-  object: Buffer
+/** One target's cubin, of a compile for several (or with embedPtx). */
+export interface TargetImage {
+  gpuName: string
+  /** Read back from the cubin, as ProgramOutput.arch. */
+  arch: string
+  sm: number
   cubin: Buffer
+  kernels: CubinKernel[]
+  ptxas: ProgramOutput['ptxas']
+}
+
+export interface ProgramOutput {
+  /**
+   * The host ELF relocatable: <name>_cubin, <name>_cubin_size[, <name>_sass, <name>_sass_size];
+   * for several targets (or with embedPtx) <name>_fatbin and <name>_fatbin_size instead.
+   */
+  object: Buffer
+  /** The (first) target's cubin. */
+  cubin: Buffer
+  /** The fat binary fatbinary made of every target's cubin (and the PTX), else null. */
+  fatbin: Buffer | null
+  /** Every target's cubin, in the order of gpuName's list (one entry for one target). */
+  targets: TargetImage[]
   /** The dump command's stdout; null without a dumpSassCommand. */
   sass: string | null
   name: string
+  /** The (first) target. */
   gpuName: string
   /** The SM the cubin is for, read back from it (100 for sm_100). */
   sm: number
@@ -50,8 +73,11 @@ export interface ProgramOutput {
   kernels: CubinKernel[]
   /** This program's own compile time, ms (in compileMany: without the wait for the others). */
   wallMs: number
+  /** The (first) target's ptxas run; each target's is in `targets`. */
   ptxas: ToolRunSummary & { path: string; inputRoute: InputRoute }
   dumpSass: ToolRunSummary | null
+  /** The fatbinary run, for a fat binary; else null. */
+  fatbinary: (ToolRunSummary & { path: string }) | null
 }
 
 /** What the parallel half of a compile hands to the sequential half. */
@@ -59,12 +85,10 @@ export type Assembled =
   | {
       ok: true
       diagnostics: Array<[string, ProgramTool]>
-      cubin: Buffer
-      sm: number
-      arch: string
-      kernels: CubinKernel[]
+      targets: TargetImage[]
+      fatbin: Buffer | null
+      fatbinary: ProgramOutput['fatbinary']
       sass: string | null
-      ptxas: ProgramOutput['ptxas']
       dumpSass: ToolRunSummary | null
       ms: number
     }
@@ -119,44 +143,30 @@ async function runTools(
     ...(config.env === undefined ? {} : { env: config.env }),
     ...(config.tempRoot === undefined ? {} : { tempRoot: config.tempRoot }),
   }
-  const run = await runPtxasAsync(ptx, {
-    gpuName: config.gpuName,
-    optLevel: config.optLevel,
-    deviceDebug: config.deviceDebug,
-    lineinfo: config.lineinfo,
-    relocatable: config.relocatable,
-    ptxasOptions: config.ptxasOptions,
-    sanitize: config.sanitize,
-    ptxas: ptxasPath,
-    timeout: timeoutLeft(),
-    ...common,
-  })
-  if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'ptxas'])
-  if (!run.ok || run.cubin === null) {
-    const reason = run.status === 'not-found' && config.ptxas === undefined ? toolNotFoundHint('ptxas', env) : run.message
-    throw compileFailed(reason, { diagnostics: run.diagnostics, tool: 'ptxas', toolStatus: run.status })
-  }
-  const cubin = run.cubin
-  let summary
-  try {
-    summary = readCubin(cubin)
-  } catch (error) {
-    throw compileFailed(`ptxas wrote a cubin that cannot be read: ${(error as Error).message}`, { tool: 'ptxas', cause: error })
-  }
-  // Whole-program ptxas keeps kernels and what they call, so a module of device functions alone
-  // comes out as a cubin with nothing in it, which no loader or nvlink could use.
-  if (!config.relocatable && summary.kernels.length === 0) {
-    throw compileFailed('the PTX has no kernel (.entry), so the whole-program cubin ptxas made is empty; ' +
-      'compile device functions with relocatable (--relocatable-device-code, -c) and link them with nvlink', { tool: 'ptxas' })
-  }
-  const ptxas = {
-    argv: run.argv,
-    path: ptxasPath,
-    inputRoute: run.inputRoute,
-    durationMs: run.result.durationMs,
-    rusage: run.result.rusage,
-    diagnostics: run.diagnostics,
-  }
+  // One ptxas per target, as many at once as there are cores; their stderr in target order.
+  const slots = new Semaphore(Math.max(1, Math.min(config.gpuNames.length, availableParallelism())))
+  const runs = await Promise.all(config.gpuNames.map(async (gpuName) => {
+    await slots.acquire()
+    try {
+      return await runPtxasAsync(ptx, {
+        gpuName,
+        optLevel: config.optLevel,
+        deviceDebug: config.deviceDebug,
+        lineinfo: config.lineinfo,
+        relocatable: config.relocatable,
+        ptxasOptions: config.ptxasOptions,
+        sanitize: config.sanitize,
+        ptxas: ptxasPath,
+        timeout: timeoutLeft(),
+        ...common,
+      })
+    } finally {
+      slots.release()
+    }
+  }))
+  for (const run of runs) if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'ptxas'])
+  const targets = runs.map((run, i) => targetImage(config, config.gpuNames[i], run, ptxasPath, env))
+  const cubin = targets[0].cubin
 
   let sass: string | null = null
   let dumpSass: ToolRunSummary | null = null
@@ -177,7 +187,86 @@ async function runTools(
     sass = dump.sass
     dumpSass = { argv: dump.argv, durationMs: dump.result.durationMs, rusage: dump.result.rusage, diagnostics: dump.diagnostics }
   }
-  return { ok: true, diagnostics, cubin, sm: summary.sm, arch: summary.arch, kernels: summary.kernels, sass, ptxas, dumpSass, ms: performance.now() - started }
+  const fatbinary = config.fatbin ? await wrapTargets(config, ptx, targets, { ...common, timeout: timeoutLeft() }, env, diagnostics) : null
+  return { ok: true, diagnostics, targets, fatbin: fatbinary?.fatbin ?? null, fatbinary: fatbinary?.summary ?? null, sass, dumpSass, ms: performance.now() - started }
+}
+
+/** One target's ptxas run as an image, or the compile's failure (naming the target when there are several). */
+function targetImage(config: ResolvedConfig, gpuName: string, run: PtxasRun, ptxasPath: string, env: Env): TargetImage {
+  const which = config.gpuNames.length > 1 ? `${gpuName}: ` : ''
+  if (!run.ok || run.cubin === null) {
+    const reason = run.status === 'not-found' && config.ptxas === undefined ? toolNotFoundHint('ptxas', env) : run.message
+    throw compileFailed(which + reason, { diagnostics: run.diagnostics, tool: 'ptxas', toolStatus: run.status })
+  }
+  let summary
+  try {
+    summary = readCubin(run.cubin)
+  } catch (error) {
+    throw compileFailed(`${which}ptxas wrote a cubin that cannot be read: ${(error as Error).message}`, { tool: 'ptxas', cause: error })
+  }
+  // Whole-program ptxas keeps kernels and what they call, so a module of device functions alone
+  // comes out as a cubin with nothing in it, which no loader or nvlink could use.
+  if (!config.relocatable && summary.kernels.length === 0) {
+    throw compileFailed('the PTX has no kernel (.entry), so the whole-program cubin ptxas made is empty; ' +
+      'compile device functions with relocatable (--relocatable-device-code, -c) and link them with nvlink', { tool: 'ptxas' })
+  }
+  return {
+    gpuName,
+    arch: summary.arch,
+    sm: summary.sm,
+    cubin: run.cubin,
+    kernels: summary.kernels,
+    ptxas: {
+      argv: run.argv,
+      path: ptxasPath,
+      inputRoute: run.inputRoute,
+      durationMs: run.result.durationMs,
+      rusage: run.result.rusage,
+      diagnostics: run.diagnostics,
+    },
+  }
+}
+
+/**
+ * fatbinary over every target's cubin, then the PTX when it is to be embedded (labelled with its
+ * own .target, which is what it can be JIT-compiled for).
+ */
+async function wrapTargets(
+  config: ResolvedConfig,
+  ptx: string,
+  targets: readonly TargetImage[],
+  common: { signal: AbortSignal; timeout: number | undefined; env?: Record<string, string | undefined>; tempRoot?: string },
+  env: Env,
+  diagnostics: Array<[string, ProgramTool]>,
+): Promise<{ fatbin: Buffer; summary: NonNullable<ProgramOutput['fatbinary']> }> {
+  if (common.signal.aborted) throw compileFailed('the compile was aborted before fatbinary started', { toolStatus: 'aborted' })
+  const images: FatbinaryInput[] = targets.map((t) => ({ kind: 'elf', gpuName: t.gpuName, fileName: `${config.name}.${t.gpuName}.cubin`, data: t.cubin }))
+  if (config.embedPtx) {
+    images.push({ kind: 'ptx', gpuName: /^\s*\.target\s+(sm_[0-9]+[af]?)\b/m.exec(ptx)?.[1] ?? config.gpuName, fileName: `${config.name}.ptx`, data: ptx })
+  }
+  const fatbinaryPath = findTool('fatbinary', env)?.path ?? 'fatbinary'
+  let run: FatbinaryRun
+  try {
+    run = await runFatbinaryAsync(images, {
+      fatbinary: fatbinaryPath,
+      relocatable: config.relocatable,
+      signal: common.signal,
+      ...(common.timeout === undefined ? {} : { timeout: common.timeout }),
+      ...(common.env === undefined ? {} : { env: common.env }),
+      ...(common.tempRoot === undefined ? {} : { tempRoot: common.tempRoot }),
+    })
+  } catch (error) {
+    throw compileFailed(`fatbinary cannot be run: ${(error as Error).message}`, { tool: 'fatbinary', cause: error })
+  }
+  if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'fatbinary'])
+  if (!run.ok || run.fatbin === null) {
+    const reason = run.status === 'not-found' ? toolNotFoundHint('fatbinary', env) : run.message
+    throw compileFailed(reason, { diagnostics: run.diagnostics, tool: 'fatbinary', toolStatus: run.status })
+  }
+  return {
+    fatbin: run.fatbin,
+    summary: { argv: run.argv, path: fatbinaryPath, durationMs: run.result.durationMs, rusage: run.result.rusage, diagnostics: run.diagnostics },
+  }
 }
 
 /** The tools' stderr to onDiagnostic, in the order they ran, whether the compile succeeded or not. */
@@ -195,7 +284,7 @@ export function packageOutput(config: ResolvedConfig, assembled: Assembled, fina
   let object: Buffer
   try {
     object = packageHostObject({
-      cubin: assembled.cubin,
+      ...(assembled.fatbin === null ? { cubin: assembled.targets[0].cubin } : { fatbin: assembled.fatbin }),
       name: config.name,
       hostArch: config.hostArch as 'x86_64' | 'aarch64',
       ...(assembled.sass === null ? {} : { sass: assembled.sass }),
@@ -203,18 +292,22 @@ export function packageOutput(config: ResolvedConfig, assembled: Assembled, fina
   } catch (error) {
     throw compileFailed(`the host object cannot be written: ${(error as Error).message}`, { cause: error })
   }
+  const first = assembled.targets[0]
   return {
     object,
-    cubin: assembled.cubin,
+    cubin: first.cubin,
+    fatbin: assembled.fatbin,
+    targets: assembled.targets,
     sass: assembled.sass,
     name: config.name,
     gpuName: config.gpuName,
-    sm: assembled.sm,
-    arch: assembled.arch,
-    kernels: assembled.kernels,
+    sm: first.sm,
+    arch: first.arch,
+    kernels: first.kernels,
     wallMs: assembled.ms + (performance.now() - finalizeStarted),
-    ptxas: assembled.ptxas,
+    ptxas: first.ptxas,
     dumpSass: assembled.dumpSass,
+    fatbinary: assembled.fatbinary,
   }
 }
 

@@ -26,15 +26,15 @@ export function checkSymbolPrefix(field: string, name: unknown): string {
 }
 
 /** The global symbols the host object of a compile with `config` defines. */
-export function programSymbols(config: Pick<ResolvedConfig, 'name' | 'dumpSassCommand'>): string[] {
-  return hostObjectSymbols(config.name, config.dumpSassCommand !== null)
+export function programSymbols(config: Pick<ResolvedConfig, 'name' | 'dumpSassCommand' | 'fatbin'>): string[] {
+  return hostObjectSymbols(config.name, config.dumpSassCommand !== null, config.fatbin ? 'fatbin' : 'cubin')
 }
 
 /**
  * For each program (by index; null for none) that would define a symbol an earlier one defines,
  * the one-line reason it cannot be compiled in the same batch.
  */
-export function symbolClashes(configs: ReadonlyArray<Pick<ResolvedConfig, 'name' | 'dumpSassCommand'> | null>): Map<number, string> {
+export function symbolClashes(configs: ReadonlyArray<Pick<ResolvedConfig, 'name' | 'dumpSassCommand' | 'fatbin'> | null>): Map<number, string> {
   const owners = new Map<string, number>()
   const clashes = new Map<number, string>()
   for (const [i, config] of configs.entries()) {

@@ -1,0 +1,92 @@
+// The fatbinary adapter: several cubins (and the PTX) into one fat binary, through the harness.
+// Each image goes to fatbinary in a private temp file of its own (temp-file.ts), all of them
+// existing for as long as the child runs and no longer; the fat binary comes back on the stdout
+// pipe (fatbinary-argv.ts). Its exit statuses read as every tool's do (tool-status.ts).
+
+import { spawnChild } from '../spawn/index.js'
+import type { ChildResult, ChildSpec } from '../spawn/types.js'
+import { readFatbin } from '../elf/fatbin.js'
+import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
+import { withPrivateTempFile } from './temp-file.js'
+import { decodeToolResult, type ToolStatus } from './tool-status.js'
+
+/** Seconds for a few megabytes of copying; anything longer is stuck. */
+export const DEFAULT_FATBINARY_TIMEOUT_MS = 2 * 60 * 1000
+
+export interface FatbinaryInput {
+  kind: FatbinaryImage['kind']
+  gpuName: string
+  /** The temp file's name ('vadd.sm_90.cubin'). */
+  fileName: string
+  data: Uint8Array | string
+}
+
+export interface RunFatbinaryOptions {
+  /** The program to start; default 'fatbinary' on the child's PATH. */
+  fatbinary?: string
+  env?: Record<string, string | undefined>
+  timeout?: number
+  signal?: AbortSignal
+  tempRoot?: string
+  /** The cubins are relocatable (ptxas -c): fatbinary --device-c. */
+  relocatable?: boolean
+}
+
+export type FatbinaryStatus = ToolStatus | 'no-fatbin'
+
+export interface FatbinaryRun {
+  status: FatbinaryStatus
+  ok: boolean
+  /** The fat binary, only when fatbinary exited 0 and wrote a readable one. */
+  fatbin: Buffer | null
+  /** fatbinary's stderr, verbatim. */
+  diagnostics: string
+  message: string
+  argv: string[]
+  result: ChildResult
+}
+
+/** Run fatbinary on `images`, in their order. Throws only for bad input (TypeError). */
+export async function runFatbinaryAsync(images: readonly FatbinaryInput[], options: RunFatbinaryOptions = {}): Promise<FatbinaryRun> {
+  return withImageFiles(images, options.tempRoot, [], async (files) => {
+    const argv = buildFatbinaryArgv(images.map((image, i) => ({ kind: image.kind, gpuName: image.gpuName, file: files[i] })), options)
+    const spec: ChildSpec = {
+      file: options.fatbinary ?? 'fatbinary',
+      argv0: argv[0],
+      args: argv.slice(1),
+      stdin: 'closed',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      timeout: options.timeout ?? DEFAULT_FATBINARY_TIMEOUT_MS,
+      launcher: 'posix_spawn',
+      measure: true,
+    }
+    if (options.env !== undefined) spec.env = options.env
+    if (options.signal !== undefined) spec.signal = options.signal
+    return interpretFatbinaryResult(await spawnChild(spec), argv, spec)
+  })
+}
+
+/** Each image in a private temp file, made one after the other, removed when `use` has settled. */
+function withImageFiles<T>(images: readonly FatbinaryInput[], tempRoot: string | undefined, files: string[], use: (files: string[]) => Promise<T>): Promise<T> {
+  if (files.length === images.length) return use(files)
+  const image = images[files.length]
+  return withPrivateTempFile({ name: image.fileName, data: image.data, tempRoot }, (temp) => withImageFiles(images, tempRoot, [...files, temp!.path], use))
+}
+
+function interpretFatbinaryResult(result: ChildResult, argv: string[], spec: ChildSpec): FatbinaryRun {
+  const verdict = decodeToolResult('fatbinary', result, spec)
+  let status: FatbinaryStatus = verdict.status
+  let message = verdict.message
+  let fatbin: Buffer | null = null
+  if (status === 'ok') {
+    try {
+      readFatbin(result.stdout)
+      fatbin = result.stdout
+    } catch (error) {
+      status = 'no-fatbin'
+      message = `fatbinary exited with status 0 but wrote no readable fat binary: ${(error as Error).message}`
+    }
+  }
+  return { status, ok: status === 'ok', fatbin, diagnostics: result.stderr.toString('utf8'), message, argv, result }
+}

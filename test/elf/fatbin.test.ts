@@ -1,0 +1,80 @@
+// readFatbin. The layout it documents, measured on the real fatbinary (CUDA 13.0): the entries in
+// the order given, ELF payloads byte for byte the cubins, the SM and the a/f suffix, PTX compressed
+// by default (zstd) and not with --compress=false, the PTX stripped of comments and indentation.
+// Then malformed inputs: each a CubinError with its code, and every truncation of a real one.
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { CubinError, FATBIN_FLAG_COMPRESSED_ZSTD, readFatbin } from '../../lib/elf/index.js'
+import { examplePtx } from '../../lib/ptx/index.js'
+import { assemble, skipWithoutPtxas } from '../ptx/ptxas.js'
+import { needs, run } from '../ptx/run.js'
+import { fatbinPtxText, payloadText, scratchDir } from './host.js'
+
+const skip = skipWithoutPtxas.skip ?? needs('fatbinary')
+
+t.test('the real fatbinary: entries, SM, suffix, payloads', { skip }, async (t) => {
+  const dir = scratchDir(t)
+  const ptx = examplePtx('saxpy', 'sm_90')
+  const targets = ['sm_90', 'sm_100a', 'sm_100f', 'sm_120'] as const
+  const cubins = targets.map((gpu) => {
+    const cubin = assemble(ptx, gpu).cubin!
+    writeFileSync(join(dir, `${gpu}.cubin`), cubin)
+    return cubin
+  })
+  writeFileSync(join(dir, 'k.ptx'), ptx)
+  const images = [...targets.map((gpu) => `--image3=kind=elf,sm=${gpu.slice(3)},file=${gpu}.cubin`), '--image3=kind=ptx,sm=90,file=k.ptx']
+  for (const compress of [true, false]) {
+    const label = compress ? 'default (compressed)' : '--compress=false'
+    const made = run('fatbinary', ['--create=out.fatbin', '-64', ...(compress ? [] : ['--compress=false']), ...images], { cwd: dir })
+    t.equal(made.exitCode, 0, `${label}: fatbinary exits 0 (${made.stderr.toString()})`)
+    const entries = readFatbin(readFileSync(join(dir, 'out.fatbin')))
+    t.same(entries.map((e) => [e.kind, e.arch]), [...targets.map((gpu) => ['elf', gpu]), ['ptx', 'sm_90']], `${label}: the entries, in order, with their suffix`)
+    for (const [i, gpu] of targets.entries()) {
+      t.notOk(entries[i].compressed, `${label}: ${gpu}: ELF is not compressed`)
+      t.ok(Buffer.from(entries[i].payload).equals(cubins[i]), `${label}: ${gpu}: the payload is the cubin, byte for byte`)
+    }
+    const ptxEntry = entries[4]
+    t.equal(ptxEntry.ptxVersion, '7.8', `${label}: the PTX entry's ISA version`)
+    t.equal(ptxEntry.compressed, compress, `${label}: PTX compressed: ${compress}`)
+    if (compress) {
+      t.ok((ptxEntry.flags & FATBIN_FLAG_COMPRESSED_ZSTD) !== 0, 'the zstd flag')
+      t.same([...ptxEntry.payload.subarray(0, 4)], [0x28, 0xb5, 0x2f, 0xfd], 'a zstd frame')
+    } else {
+      t.equal(payloadText(ptxEntry.payload), fatbinPtxText(ptx), 'the PTX, without comments and indentation')
+      t.equal(ptxEntry.payload.length % 8, 0, 'padded to 8 bytes')
+    }
+  }
+})
+
+t.test('malformed inputs are CubinErrors with their code; every truncation too', { skip }, async (t) => {
+  const dir = scratchDir(t)
+  writeFileSync(join(dir, 'a.cubin'), assemble(examplePtx('vadd', 'sm_100'), 'sm_100').cubin!)
+  t.equal(run('fatbinary', ['--create=a.fatbin', '-64', '--image3=kind=elf,sm=100,file=a.cubin'], { cwd: dir }).exitCode, 0)
+  const good = readFileSync(join(dir, 'a.fatbin'))
+  const mutate = (at: number, bytes: number[]): Buffer => {
+    const copy = Buffer.from(good)
+    copy.set(bytes, at)
+    return copy
+  }
+  const rows: Array<[string, Uint8Array, string]> = [
+    ['empty', new Uint8Array(0), 'ERR_FATBIN_NOT_FATBIN'],
+    ['an ELF', good.subarray(good.indexOf(0x7f)), 'ERR_FATBIN_NOT_FATBIN'],
+    ['version 2', mutate(4, [2, 0]), 'ERR_FATBIN_NOT_FATBIN'],
+    ['header size 8', mutate(6, [8, 0]), 'ERR_FATBIN_MALFORMED'],
+    ['entry kind 3', mutate(16, [3, 0]), 'ERR_FATBIN_MALFORMED'],
+    ['entry header size 16', mutate(20, [16, 0, 0, 0]), 'ERR_FATBIN_MALFORMED'],
+    ['payload past the end', mutate(24, [0xff, 0xff, 0xff, 0]), 'ERR_CUBIN_TRUNCATED'],
+  ]
+  for (const [what, bytes, code] of rows) t.throws(() => readFatbin(bytes), { name: 'CubinError', code }, what)
+  t.throws(() => readFatbin('fatbin' as unknown as Uint8Array), { code: 'ERR_ELF_INVALID_ARG_TYPE' })
+  for (let cut = 0; cut < good.length; cut += 7) {
+    try {
+      readFatbin(good.subarray(0, cut))
+      t.fail(`cut at ${cut}: read`)
+    } catch (error) {
+      if (!(error instanceof CubinError)) t.fail(`cut at ${cut}: ${String(error)}`)
+    }
+  }
+  t.pass('every truncation is a CubinError')
+})
