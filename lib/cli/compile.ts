@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs'
 import { parse } from 'node:path'
 import {
-  Program, ProgramError, checkGpuTarget, defaultHostArch, DEFAULT_DUMP_SASS_COMMAND,
-  type ProgramConfig, type ProgramOutput,
+  Program, ProgramError, checkGpuTargets, defaultHostArch, DEFAULT_DUMP_SASS_COMMAND,
+  type ProgramConfig, type ProgramOutput, type ToolRunSummary,
 } from '../cuda/index.js'
 import { checkSymbolPrefix } from '../cuda/program/symbols.js'
 import { ptxasOptionTokens } from '../cuda/ptxas-options.js'
@@ -35,7 +35,7 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
 ]
 
 export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [--allow-any-target] [-O 0-3]
-                           [--device-debug] [--lineinfo] [-c] [--ptxas-options OPTS]...
+                           [--device-debug] [--lineinfo] [-c] [--ptxas-options OPTS]... [--ptx]
                            [--host-arch x86_64] [--host-os linux]
                            [--dump-sass ['nvdisasm -c']] [--sanitize memcheck] [--timeout D]
                            [-o OUT.o] [--name NAME] [--json] [--example vadd|saxpy|reduce|cluster]
@@ -44,7 +44,10 @@ Assembles PTX with ptxas into a host ELF object holding the cubin (and, with --d
 SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
 
   --gpu-name NAME      the target: sm_100 (default), sm_103, sm_110, sm_120 or sm_121, or an
-                       architecture-specific or family one ptxas accepts (sm_90a, sm_100a, sm_100f)
+                       architecture-specific or family one ptxas accepts (sm_90a, sm_100a, sm_100f);
+                       several, comma-separated (sm_90,sm_100a,sm_120): one cubin each, in a fat
+                       binary made by fatbinary (NAME_fatbin, NAME_fatbin_size)
+  --ptx                put the PTX in the fat binary too, for the driver to JIT on newer GPUs
   --allow-any-target   accept other targets too, such as sm_90
   -O, --opt-level N    ptxas optimization level, 0-3 (default 3)
   --device-debug       full device debug info (needs -O 0)
@@ -76,6 +79,9 @@ ptxas is run from PATH, else from $CUDA_ROOT/bin (or $CUDA_HOME, $CUDA_PATH).
 exit status (the Program's status):
 ${COMPILE_EXIT_STATUSES.map(([status, when]) => hangingIndent(`  ${status}  `, when, 100)).join('\n')}`
 
+/** The Program fields create checks against the ptxas at hand or each other, as options. */
+const OPTION_OF_FIELD: Readonly<Record<string, string>> = { ptxasOptions: '--ptxas-options', dumpSassCommand: '--dump-sass' }
+
 /** Usage errors are configuration errors: status 2, as the Program's own. */
 export const CONFIGURATION = 2
 export const COMPILE_FAILED = 5
@@ -99,7 +105,10 @@ function hangingIndent(first: string, text: string, width: number): string {
 export interface CompileArgs {
   input: string | null
   example: ExampleKernelName | null
+  /** --gpu-name as given: one target, or several separated by commas. */
   gpuName: string
+  /** --ptx */
+  embedPtx: boolean
   /** A number when the text is one; anything else goes to the Program, which rejects it. */
   optLevel: number | string | undefined
   deviceDebug: boolean
@@ -121,6 +130,7 @@ export interface CompileArgs {
 
 const COMPILE_OPTIONS: OptionTable = {
   'gpu-name': { kind: 'value' },
+  ptx: { kind: 'flag' },
   'opt-level': { kind: 'value', short: 'O' },
   'device-debug': { kind: 'flag' },
   lineinfo: { kind: 'flag' },
@@ -143,7 +153,7 @@ const COMPILE_OPTIONS: OptionTable = {
 
 export function parseCompileArgs(argv: readonly string[]): CompileArgs {
   const args: CompileArgs = {
-    input: null, example: null, gpuName: 'sm_100', optLevel: undefined, deviceDebug: false, lineinfo: false, relocatable: false, ptxasOptions: [],
+    input: null, example: null, gpuName: 'sm_100', embedPtx: false, optLevel: undefined, deviceDebug: false, lineinfo: false, relocatable: false, ptxasOptions: [],
     allowAnyTarget: false, hostArch: undefined, hostOs: undefined, dumpSass: null, sanitize: undefined,
     timeout: undefined, output: null, name: null, json: false,
   }
@@ -155,6 +165,7 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
     option(name, value, option) {
       switch (name) {
         case 'gpu-name': args.gpuName = value!; break
+        case 'ptx': args.embedPtx = true; break
         case 'opt-level': args.optLevel = /^\d+$/.test(value!) ? Number(value) : value; break
         case 'device-debug': args.deviceDebug = true; break
         case 'lineinfo': args.lineinfo = true; break
@@ -186,6 +197,7 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
 
 export async function compileCommand(argv: readonly string[]): Promise<number> {
   const args = parseCompileArgs(argv)
+  const targets = args.gpuName.split(',')
 
   // What to compile, what to call it, where it goes.
   let input: Buffer | PtxModule
@@ -206,17 +218,18 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     // The example is built for the target, so the target is checked first (the input is ours and
     // always PTX, so this is the order Program.create would report in anyway).
     try {
-      checkGpuTarget(args.gpuName, args.allowAnyTarget)
+      checkGpuTargets(targets, args.allowAnyTarget)
     } catch (error) {
       return failed(error as ProgramError, args.json)
     }
-    if (!isGpuName(args.gpuName)) {
-      say(`the example kernels are built for ${gpuNames().join(', ')}; give an INPUT.ptx for ${args.gpuName}`)
+    const ptxTarget = examplePtxTarget(targets)
+    if (!isGpuName(ptxTarget)) {
+      say(`the example kernels are built for ${gpuNames().join(', ')}; give an INPUT.ptx for ${ptxTarget}`)
       return CONFIGURATION
     }
-    input = exampleKernel(example, args.gpuName)
+    input = exampleKernel(example, ptxTarget)
     name = args.name ?? example
-    output = args.output ?? `${example}.${args.gpuName}.o`
+    output = args.output ?? `${example}.${targets.join('+')}.o`
   }
   // Where the object goes is settled before ptxas runs (lib/cli/output.ts has the rules).
   let toStdout: boolean
@@ -234,7 +247,8 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
 
   const config: ProgramConfig = {
     input,
-    gpuName: args.gpuName,
+    gpuName: targets.length === 1 ? targets[0] : targets,
+    embedPtx: args.embedPtx,
     optLevel: args.optLevel as number | undefined,
     deviceDebug: args.deviceDebug,
     lineinfo: args.lineinfo,
@@ -256,9 +270,11 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     program = Program.create(config)
   } catch (error) {
     if (error instanceof ProgramError) return failed(error, args.json)
-    // --ptxas-options checked against this ptxas: the option's own words, as a configuration error.
-    if ((error as { field?: unknown }).field === 'ptxasOptions') {
-      say((error as Error).message.replace(/^ptxasOptions/, '--ptxas-options'))
+    // What create checks that the command line could not (--ptxas-options against this ptxas,
+    // --dump-sass with several targets): a configuration error, in the options' own words.
+    const field = (error as { field?: unknown }).field
+    if (typeof field === 'string' && Object.hasOwn(OPTION_OF_FIELD, field)) {
+      say((error as Error).message.replace(/^\w+/, OPTION_OF_FIELD[field]).replace(/ with several targets:/, ' with several --gpu-name targets:').replace(/ with embedPtx:/, ' with --ptx:'))
       return CONFIGURATION
     }
     throw error
@@ -310,10 +326,20 @@ function failed(error: ProgramError, json: boolean): number {
 
 function summaryText(output: string, args: CompileArgs, r: ProgramOutput): string {
   const count = r.kernels.length === 1 ? '1 kernel' : `${r.kernels.length} kernels`
+  if (r.fatbin !== null && r.fatbinary !== null) {
+    // A fat binary: the targets, each target's kernels and ptxas run, then fatbinary's.
+    const what = `${r.targets.map((image) => image.arch).join(', ')}${args.embedPtx ? ' and PTX' : ''}`
+    const lines = [`${output}: ${count} for ${what}, fatbin ${r.fatbin.length} bytes, object ${r.object.length} bytes`]
+    for (const image of r.targets) {
+      lines.push(`  ${image.arch}: ${image.kernels.map((k) => `${k.name} ${k.registers ?? '?'} registers`).join(', ')}; cubin ${image.cubin.length} bytes`)
+    }
+    for (const image of r.targets) lines.push(`ptxas ${image.gpuName} ${toolCost(image.ptxas)}`)
+    lines.push(`fatbinary ${toolCost(r.fatbinary)}`)
+    return lines.join('\n') + '\n'
+  }
   const lines = [`${output}: ${count} for ${r.gpuName}, cubin ${r.cubin.length} bytes, object ${r.object.length} bytes`]
   for (const k of r.kernels) lines.push(`  ${k.name}: ${k.registers ?? '?'} registers`)
-  const u = r.ptxas.rusage
-  lines.push(`ptxas ${seconds(r.ptxas.durationMs * 1000)} wall, ${seconds(u.userCPUTime + u.systemCPUTime)} CPU, max RSS ${formatBytes(u.maxRSS * 1024)}`)
+  lines.push(`ptxas ${toolCost(r.ptxas)}`)
   if (r.sass !== null && r.dumpSass !== null) {
     lines.push(`SASS ${Buffer.byteLength(r.sass)} bytes from '${args.dumpSass}' in .nvdisasm (${seconds(r.dumpSass.durationMs * 1000)})`)
   }
@@ -344,6 +370,9 @@ function summaryJson(output: string, args: CompileArgs, r: ProgramOutput): strin
       maxRSSKiB: u.maxRSS,
       diagnostics: r.ptxas.diagnostics,
     },
+    fatbinBytes: r.fatbin === null ? null : r.fatbin.length,
+    targets: r.targets.map((image) => ({ gpuName: image.gpuName, arch: image.arch, cubinBytes: image.cubin.length, ptxasDurationMs: image.ptxas.durationMs })),
+    fatbinary: r.fatbinary === null ? null : { argv: r.fatbinary.argv, durationMs: r.fatbinary.durationMs, diagnostics: r.fatbinary.diagnostics },
     dumpSass: r.dumpSass === null ? null : {
       argv: r.dumpSass.argv,
       durationMs: r.dumpSass.durationMs,
@@ -351,6 +380,21 @@ function summaryJson(output: string, args: CompileArgs, r: ProgramOutput): strin
       diagnostics: r.dumpSass.diagnostics,
     },
   }, null, 2) + '\n'
+}
+
+/** A child's cost: wall and CPU time, max RSS (from wait4). */
+function toolCost(run: ToolRunSummary): string {
+  const u = run.rusage
+  return `${seconds(run.durationMs * 1000)} wall, ${seconds(u.userCPUTime + u.systemCPUTime)} CPU, max RSS ${formatBytes(u.maxRSS * 1024)}`
+}
+
+/**
+ * The target the example kernel is built for: the one given, or for several the oldest SM among
+ * them without suffix, as PTX for sm_XY compiles to every sm_MN, sm_MNa and sm_MNf with MN >= XY.
+ */
+function examplePtxTarget(targets: readonly string[]): string {
+  if (targets.length === 1) return targets[0]
+  return `sm_${Math.min(...targets.map((gpu) => Number(/^sm_(\d+)/.exec(gpu)?.[1])))}`
 }
 
 function seconds(microseconds: number): string {

@@ -101,6 +101,8 @@ export {
 export { probePtxText, TILE_IR_MAGIC, MLIR_MAGIC } from './program/input-probe.js'
 export {
   checkGpuTarget,
+  checkGpuTargets,
+  variantTargets,
   defaultHostArch,
   SUPPORTED_GPU_TARGETS,
   HOST_ARCHS,
@@ -111,6 +113,10 @@ export {
   type ProgramHostOs,
   type ProgramSanitize,
 } from './program/config.js'
-export { toolNotFoundHint, type ProgramOutput, type ToolRunSummary } from './program/pipeline.js'
+export { toolNotFoundHint, type ProgramOutput, type TargetImage, type ToolRunSummary } from './program/pipeline.js'
+export { checkSymbolPrefix, DEFAULT_PROGRAM_NAME } from './program/symbols.js'
+export { checkPtxasOptions, ptxasOptionTokens } from './ptxas-options.js'
+export { runFatbinaryAsync, DEFAULT_FATBINARY_TIMEOUT_MS, type FatbinaryInput, type FatbinaryRun, type FatbinaryStatus, type RunFatbinaryOptions } from './fatbinary.js'
+export { buildFatbinaryArgv, FATBINARY_OUTPUT, type FatbinaryImage } from './fatbinary-argv.js'
 export { Program, type CompileOptions } from './program/handle.js'
 export { compileMany, type CompileManyOptions, type CompileResult } from './program/compile-many.js'

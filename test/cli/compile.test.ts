@@ -10,7 +10,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { Program, runPtxas, searchPath, type ProgramConfig, type ProgramError } from '../../lib/cuda/index.js'
-import { EM_AARCH64, EM_X86_64, ET_REL } from '../../lib/elf/index.js'
+import { EM_AARCH64, EM_X86_64, ET_REL, readFatbin } from '../../lib/elf/index.js'
 import { examplePtx } from '../../lib/ptx/index.js'
 import { COMPILE_EXIT_STATUSES, COMPILE_USAGE } from '../../lib/cli/compile.js'
 import { REPO_ROOT, eventually, processState, script, tempDir } from '../helpers.js'
@@ -106,6 +106,28 @@ t.test('examples, input files, -o and the ptxas options', skipWithoutPtxas, asyn
   t.same(files(path.join(dir, 'out')), ['k.o'])
 })
 
+t.test('several targets and --ptx: a fat binary of ptxas\'s cubins, made by the real fatbinary', skipWithoutPtxas.skip === undefined && searchPath('fatbinary', process.env) === null ? { skip: 'fatbinary not found on PATH' } : skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const targets = ['sm_90', 'sm_100a', 'sm_120']
+  const r = cli(dir, ['--example', 'reduce', '--gpu-name', targets.join(','), '--ptx', '--allow-any-target'])
+  t.equal(r.exitCode, 0, r.err)
+  t.match(r.out, /^reduce\.sm_90\+sm_100a\+sm_120\.o: 1 kernel for sm_90, sm_100a, sm_120 and PTX, fatbin \d+ bytes, object \d+ bytes\n/)
+  t.match(r.out, /\nfatbinary [\d.]+ s wall/)
+  const object = fs.readFileSync(path.join(dir, 'reduce.sm_90+sm_100a+sm_120.o'))
+  t.ok(object.includes('reduce_fatbin\0') && object.includes('reduce_fatbin_size\0'), 'the fatbin symbols')
+  // The fat binary sits at the start of .rodata; its header says how long it is.
+  const start = object.indexOf(Buffer.from([0x50, 0xed, 0x55, 0xba]))
+  const fatbin = object.subarray(start, start + 16 + Number(object.readBigUInt64LE(start + 8)))
+  const entries = readFatbin(fatbin)
+  const ptx = examplePtx('reduce', 'sm_90')
+  t.same(entries.map((e) => [e.kind, e.arch]), [...targets.map((gpu) => ['elf', gpu]), ['ptx', 'sm_90']], 'the images, the PTX for the oldest target')
+  for (const [i, gpuName] of targets.entries()) {
+    t.ok(Buffer.from(entries[i].payload).equals(runPtxas(ptx, { gpuName }).cubin!), `${gpuName}: ptxas's cubin, byte for byte`)
+  }
+  const json = JSON.parse(cli(dir, ['--json', '--example', 'vadd', '--gpu-name', 'sm_100,sm_120f']).out)
+  t.match(json, { gpuName: 'sm_100', fatbinBytes: Number, targets: [{ gpuName: 'sm_100', arch: 'sm_100' }, { gpuName: 'sm_120f', arch: 'sm_120f' }], fatbinary: { argv: Array } })
+})
+
 t.test('--json prints a JSON summary', skipWithoutPtxas, async (t) => {
   const dir = tempDir(t)
   const r = cli(dir, ['--json', '--example', 'reduce', '--gpu-name', 'sm_121', '-O', '2'])
@@ -158,6 +180,9 @@ t.test('exit status is the Program status; one line per message; no output file'
     [['a.ptx', '--name', '9lives'], 2, usage('--name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) (received string "9lives")')],
     [['a.ptx', '--name='], 2, usage('--name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) (received string "")')],
     [['--name'], 2, usage('option --name needs a value')],
+    [['--gpu-name', 'sm_100,sm_100'], 2, lines('unsupported GPU target', 'sm_100 is given twice')],
+    [['--gpu-name', 'sm_100,sm_120', '--dump-sass'], 2, lines('--dump-sass cannot be combined with several --gpu-name targets: the SASS dump is of one cubin, and a fat binary holds several images')],
+    [['--ptx', '--dump-sass'], 2, lines('--dump-sass cannot be combined with --ptx: the SASS dump is of one cubin, and a fat binary holds several images')],
     [['--ptxas-options', "-v '"], 2, usage('--ptxas-options: unterminated single quote (opened at offset 3)')],
     [['a.ptx', '--ptxas-options', '-arch sm_90'], 2, lines('--ptxas-options has "-arch", an option tileharness sets itself: use gpuName (--gpu-name)')],
     [['a.ptx', '--ptxas-options', '-c'], 2, lines('--ptxas-options has "-c", an option tileharness sets itself: use relocatable (--relocatable-device-code, -c)')],
