@@ -28,8 +28,8 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
     'be read; an output that cannot be written (no such directory, no write permission, a directory, ' +
     'a socket, a block device)'],
   [3, 'INPUT is not PTX text (Tile IR and MLIR bytecode are named as such)'],
-  [5, 'the compile failed: ptxas or the SASS dump command failed, could not be started, timed out or ' +
-    'was killed (^C, TERM); a Windows host (--host-os windows, --host-arch arm64ec: the Program ' +
+  [5, 'the compile failed: ptxas, fatbinary (several targets, --ptx) or the SASS dump command failed, ' +
+    'could not be started, timed out or was killed (^C, TERM); PTX without a kernel compiled without -c; a Windows host (--host-os windows, --host-arch arm64ec: the Program ' +
     'accepts them, and compile fails because only ELF can be packaged); the object could not be ' +
     'written after the compile (a full disk, an output that changed into one that is refused)'],
 ]
@@ -40,8 +40,9 @@ export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name
                            [--dump-sass ['nvdisasm -c']] [--sanitize memcheck] [--timeout D]
                            [-o OUT.o] [--name NAME] [--json] [--example vadd|saxpy|reduce|cluster]
 
-Assembles PTX with ptxas into a host ELF object holding the cubin (and, with --dump-sass, its
-SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
+Assembles PTX with ptxas into a host ELF object holding the cubin (for several targets or --ptx,
+a fat binary; with --dump-sass, also its SASS text). Without INPUT it compiles a built-in example
+kernel (default vadd).
 
   --gpu-name NAME      the target: sm_100 (default), sm_103, sm_110, sm_120 or sm_121, or an
                        architecture-specific or family one ptxas accepts (sm_90a, sm_100a, sm_100f);
