@@ -719,6 +719,15 @@ t.test('relocatable: cubins the real nvlink links; without it, functions-only PT
   const image = readCubin(readFileSync(join(dir, 'linked.cubin')))
   t.equal(image.elfType, 2, 'nvlink made an executable cubin (ET_EXEC)')
   t.same(image.kernels.map((k) => k.name), ['use_square'], 'with the kernel, its extern call resolved')
+
+  // Relocatable cubins for several targets: a fat binary (fatbinary --device-c) nvlink takes too.
+  if (searchPath('fatbinary', process.env) === null) return
+  const fat = await Program.create({ ...common, gpuName: ['sm_90', 'sm_100'], input: functions, name: 'square_fat' }).compile()
+  t.ok(fat.fatbinary?.argv.includes('--device-c'), 'fatbinary is told the code is relocatable')
+  writeFileSync(join(dir, 'a.fatbin'), fat.fatbin!)
+  const fromFatbin = spawnChildSync({ file: nvlink, args: ['-arch=sm_90', 'a.fatbin', 'b.cubin', '-o', 'linked2.cubin'], cwd: dir, stdout: 'pipe', stderr: 'pipe' })
+  t.equal(fromFatbin.exitCode, 0, `nvlink takes the fat binary (${fromFatbin.stderr.toString()})`)
+  t.same(readCubin(readFileSync(join(dir, 'linked2.cubin'))).kernels.map((k) => k.name), ['use_square'])
 })
 
 t.test('ptxasOptions: checked at create against the ptxas to be run', async (t) => {
