@@ -29,7 +29,8 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
     'a socket, a block device)'],
   [3, 'INPUT is not PTX text (Tile IR and MLIR bytecode are named as such)'],
   [5, 'the compile failed: ptxas, fatbinary (several targets, --ptx) or the SASS dump command failed, ' +
-    'could not be started, timed out or was killed (^C, TERM); PTX without a kernel compiled without -c; a Windows host (--host-os windows, --host-arch arm64ec: the Program ' +
+    'could not be started, timed out or was killed (^C, TERM); PTX without a kernel compiled without -c; ' +
+    'a Windows host (--host-os windows, --host-arch arm64ec: the Program ' +
     'accepts them, and compile fails because only ELF can be packaged); the object could not be ' +
     'written after the compile (a full disk, an output that changed into one that is refused)'],
 ]
