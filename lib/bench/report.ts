@@ -151,7 +151,9 @@ export function formatPValue(p: number): string {
 }
 
 function significance(r: ReferenceRatio | null): string {
-  return r ? `p=${formatPValue(r.test.pValue)} ${r.test.significant ? 'significant' : 'not significant'}` : ''
+  if (!r) return ''
+  const p = formatPValue(r.test.pValue)
+  return `p${p.startsWith('<') ? '' : '='}${p} ${r.test.significant ? 'significant' : 'not significant'}`
 }
 
 /** `text` padded to `width` columns, on the left with `right` (right-aligned). */

@@ -36,7 +36,7 @@ t.test('two commands: summary on stdout, every export written, JSON carries ever
   t.match(text, /^ {2}max RSS +\S+ (KiB|MiB) /m)
   t.match(text, /^ {2}3 runs; outliers beyond 1\.5 IQR of the quartiles \(Tukey's fences\): /m)
   t.match(text, /^Summary: wall time and max RSS relative to '\/bin\/true'$/m)
-  t.match(text, /^ {2}sh -c "exit 0" +wall \d+\.\d\dx \[[\d.]+–[\d.]+\] p=[\d.]+ (not )?significant +max RSS \d+\.\d\dx \[[\d.]+–[\d.]+\] p=[\d.]+ (not )?significant$/m)
+  t.match(text, /^ {2}sh -c "exit 0" +wall \d+\.\d\dx \[[\d.]+–[\d.]+\] p(=[\d.]+|<0\.001) (not )?significant +max RSS \d+\.\d\dx \[[\d.]+–[\d.]+\] p(=[\d.]+|<0\.001) (not )?significant$/m)
 
   // The JSON: the schema, every run's raw figures, the summary.
   const json = JSON.parse(fs.readFileSync(out('b.json'), 'utf8'))
