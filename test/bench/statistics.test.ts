@@ -152,8 +152,11 @@ t.test('signedRankTest: known answers (SciPy 1.17 wilcoxon on the log ratios)', 
   // Always 2x, 10 pairs: as significant as 10 pairs can be, 2 / 2^10.
   const twice = signedRankTest([2, 4, 6, 8, 10, 12, 14, 16, 18, 20], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
   t.match(twice, { statistic: 55, pValue: 2 / 1024, exact: true, significant: true }, 'all ten log ratios tie (midrank 5.5 each), all positive')
-  // Three pairs can never be significant at 0.05: the smallest two-sided p is 2/8.
+  // Three pairs can never be significant at 0.05: the smallest two-sided p is 2/8; five neither
+  // (2/32); six can (2/64).
   t.equal(signedRankTest([2, 2, 2], [1, 1, 1]).pValue, 0.25)
+  t.match(signedRankTest([2, 2, 2, 2, 2], [1, 1, 1, 1, 1]), { pValue: 2 / 32, significant: false })
+  t.match(signedRankTest([2, 2, 2, 2, 2, 2], [1, 1, 1, 1, 1, 1]), { pValue: 2 / 64, significant: true })
 })
 
 t.test('mannWhitneyTest: known answers (SciPy 1.17 mannwhitneyu)', async t => {
@@ -166,6 +169,8 @@ t.test('mannWhitneyTest: known answers (SciPy 1.17 mannwhitneyu)', async t => {
   const big = mannWhitneyTest(a, b)
   t.match(big, { statistic: 420, n: 70, exact: false, significant: true })
   t.ok(Math.abs(big.pValue - 0.032915588811610226) < 1e-6, `p ${big.pValue}`)
+  t.match(mannWhitneyTest([4, 5, 6], [1, 2, 3]), { statistic: 9, pValue: 0.1, significant: false }, 'three runs each, apart: 2/20, never significant')
+  t.match(mannWhitneyTest([5, 6, 7, 8], [1, 2, 3, 4]), { statistic: 16, pValue: 2 / 70, significant: true }, 'four each can be')
   t.match(mannWhitneyTest([1, 2], []), { pValue: 1, significant: false }, 'an empty sample: nothing to test')
   t.match(mannWhitneyTest([5, 5, 5], [5, 5, 5]), { pValue: 1, significant: false }, 'all tied')
   t.equal(mannWhitneyTest([1, NaN, 2], [3, 4]).n, 4, 'NaN figures are left out')
