@@ -1,5 +1,7 @@
 // The statistics of `tileharness bench` and of the performance suite: one quantile definition,
-// one outlier rule, one way to compare two commands. Everything here is pure and synchronous.
+// one outlier rule, one way to compare two commands run side by side (the paired ratio, its
+// bootstrap interval, the signed-rank test) and one for runs of two sessions (Mann-Whitney U).
+// Everything here is pure and synchronous; the only randomness is a seeded PRNG.
 
 /**
  * The q-quantile (0..1) of `values` by linear interpolation between order statistics
