@@ -1,9 +1,12 @@
 // `tileharness bench`: hyperfine's habits (warmup, repeated runs, min/median/mean/max/stddev,
 // outliers, relative speed) with the resource figures hyperfine lacks, each run measured by the
 // harness. Runs are interleaved, A B A B, and commands compared by the median of pairwise ratios.
+import fs from 'node:fs'
 import { splitCommand } from '../split-command.js'
+import { BaselineRefused, DEFAULT_THRESHOLD, compareWithBaseline, parseBaseline, parseThreshold, type BaselineCommand } from '../bench/compare.js'
 import { benchSvg } from '../bench/svg.js'
 import { figuresOf } from '../bench/figures.js'
+import { loadReading } from '../bench/machine.js'
 import { ProgressBar } from '../bench/progress.js'
 import {
   buildReport, formatCsv, formatJson, formatMarkdown, formatText,
@@ -19,6 +22,7 @@ import { HARNESS_FAILURE } from './run.js'
 export const BENCH_USAGE = `usage: tileharness bench [-n 10] [--warmup 1] [--timeout 30s] [--rlimit as=2G]...
                          [--json F] [--markdown F] [--csv F] [--svg F] [--reference 'CMD']
                          [--shell] [--ignore-failure] [--no-measure] [--launcher L] [--show-output]
+                         [--compare BASELINE.json [--threshold 5%]]
                          [--] 'CMD A' ['CMD B' ...]
 
   -n, --runs N        measured runs per command (default 10)
@@ -39,14 +43,22 @@ export const BENCH_USAGE = `usage: tileharness bench [-n 10] [--warmup 1] [--tim
                       (each F: a file, replaced atomically when the benchmark is done; a
                       character device or FIFO, written in place; - for standard output, the
                       summary then going to standard error; checked before the first run)
+  --compare F         compare with F, a report written earlier by --json: exit 1 when a
+                      command's wall time or max RSS got worse by more than the threshold
+                      and the difference is significant (Mann-Whitney U, p < 0.05)
+  --threshold P       how much worse counts with --compare (default 5%)
   -h, --help          print this and exit
 
 Runs are interleaved (A B A B ...) and each command's ratio to the reference is the median of
-the pairwise ratios, so drift on a busy machine cancels. Outliers: beyond 1.5 IQR of the
-quartiles (Tukey's fences). A progress bar is drawn on stderr when it is a terminal.
+the pairwise ratios, so drift on a busy machine cancels; with it, a 95% bootstrap confidence
+interval and a p-value (Wilcoxon signed-rank test on the pairs). Outliers: beyond 1.5 IQR of
+the quartiles (Tukey's fences), the IQR taken as at least 4 quanta of the figure and 2% of its
+median. A warning when the load average says other work competed for the CPUs. A progress bar
+is drawn on stderr when it is a terminal.
 
-exit status: 0; 1 a run failed (non-zero exit, signal, timeout) or a command could not be started;
-125 bad options, or a report file that cannot be written`
+exit status: 0; 1 a run failed (non-zero exit, signal, timeout), a command could not be started,
+or --compare found a regression; 125 bad options, a report file that cannot be written, or a
+--compare baseline that cannot be read`
 
 export const BENCH_FAILED = 1
 
@@ -59,6 +71,8 @@ interface BenchOptions extends ChildOptions {
   reference: string | null
   commands: string[]
   outputs: { json?: string; markdown?: string; csv?: string; svg?: string }
+  compare: { file: string; baseline: BaselineCommand[] } | null
+  threshold: number | null
 }
 
 const BENCH_OPTIONS: OptionTable = {
@@ -73,6 +87,8 @@ const BENCH_OPTIONS: OptionTable = {
   shell: { kind: 'flag' },
   'ignore-failure': { kind: 'flag', short: 'i' },
   'show-output': { kind: 'flag' },
+  compare: { kind: 'value' },
+  threshold: { kind: 'value' },
 }
 
 function count(text: string, option: string, min: number): number {
@@ -94,10 +110,26 @@ function writablePath(file: string, option: string): string {
   return file
 }
 
+/** A --compare baseline, read and checked before any run is spent. */
+function baselineOf(file: string): BenchOptions['compare'] {
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new UsageError(`--compare: cannot read '${file}': ${errnoText(error)}`)
+  }
+  try {
+    return { file, baseline: parseBaseline(text) }
+  } catch (error) {
+    if (!(error instanceof BaselineRefused)) throw error
+    throw new UsageError(`--compare: '${file}' ${error.message}`)
+  }
+}
+
 export function parseBenchArgs(argv: string[]): BenchOptions {
   const o: BenchOptions = {
     ...defaultChildOptions(), runs: 10, warmup: 1, shell: false, ignoreFailure: false,
-    showOutput: false, reference: null, commands: [], outputs: {},
+    showOutput: false, reference: null, commands: [], outputs: {}, compare: null, threshold: null,
   }
   o.commands = parseCommandLine(argv, BENCH_OPTIONS, {
     option(name, value, option) {
@@ -110,10 +142,16 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
         case 'shell': o.shell = true; break
         case 'ignore-failure': o.ignoreFailure = true; break
         case 'show-output': o.showOutput = true; break
+        case 'compare': o.compare = baselineOf(value!); break
+        case 'threshold':
+          o.threshold = parseThreshold(value!)
+          if (o.threshold === null) throw new UsageError(`invalid ${option} '${value}' (a percentage: 5%, 12.5%)`)
+          break
       }
     },
   })
   if (o.commands.length === 0) throw new UsageError('no command given')
+  if (o.threshold !== null && o.compare === null) throw new UsageError('--threshold is for --compare')
   const toStdout = Object.entries(o.outputs).filter(([, file]) => isStandardOutput(resolveOutput(file)))
   if (toStdout.length > 1) throw new UsageError(`${toStdout.map(([name]) => `--${name}`).join(' and ')} would all write to standard output`)
   return o
@@ -154,6 +192,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   })
   const collected: CommandRuns[] = commands.map((command, i) => ({ command, argv: [specs[i].file, ...specs[i].args], runs: [] }))
   const progress = new ProgressBar(process.stderr)
+  const loadAtStart = loadReading()
 
   // One run of command i; throws BenchFailure when it must stop the benchmark.
   const runOnce = async (i: number, label: string): Promise<ChildResult> => {
@@ -199,7 +238,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
     runs: o.runs, warmup: o.warmup, timeoutMs: o.timeoutMs, shell: o.shell, measure: o.measure,
     ignoreFailure: o.ignoreFailure, launcher: o.launcher, rlimits: o.rlimits,
   }
-  const report = buildReport(collected, options)
+  const report = buildReport(collected, options, { load: { start: loadAtStart, end: loadReading() } })
+  if (o.compare) report.comparison = compareWithBaseline(o.compare.baseline, o.compare.file, report, o.threshold ?? DEFAULT_THRESHOLD)
   // A report on standard output has it to itself: the summary then goes to standard error.
   const reportOnStdout = Object.values(o.outputs).some(file => isStandardOutput(resolveOutput(file)))
   ;(reportOnStdout ? process.stderr : process.stdout).write(formatText(report))
@@ -212,7 +252,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
       return HARNESS_FAILURE
     }
   }
-  return 0
+  return report.comparison?.regressed ? BENCH_FAILED : 0
 }
 
 function runRecord(r: ChildResult, round: number): BenchRun {

@@ -36,7 +36,7 @@ t.test('two commands: summary on stdout, every export written, JSON carries ever
   t.match(text, /^ {2}max RSS +\S+ (KiB|MiB) /m)
   t.match(text, /^ {2}3 runs; outliers beyond 1\.5 IQR of the quartiles \(Tukey's fences\): /m)
   t.match(text, /^Summary: wall time and max RSS relative to '\/bin\/true'$/m)
-  t.match(text, /^ {2}sh -c "exit 0" +wall \d+\.\d\dx \[[\d.]+–[\d.]+\] +max RSS \d+\.\d\dx/m)
+  t.match(text, /^ {2}sh -c "exit 0" +wall \d+\.\d\dx \[[\d.]+–[\d.]+\] p(=[\d.]+|<0\.001) (not )?significant +max RSS \d+\.\d\dx \[[\d.]+–[\d.]+\] p(=[\d.]+|<0\.001) (not )?significant$/m)
 
   // The JSON: the schema, every run's raw figures, the summary.
   const json = JSON.parse(fs.readFileSync(out('b.json'), 'utf8'))
@@ -50,6 +50,16 @@ t.test('two commands: summary on stdout, every export written, JSON carries ever
   t.match(ref, { command: '/bin/true', argv: ['/bin/true'], reference: true, ratio: null, failedRuns: 0, timedOutRuns: 0 })
   t.match(sh, { command: 'sh -c "exit 0"', argv: ['sh', '-c', 'exit 0'], reference: false, failedRuns: 0 })
   t.match(sh.ratio, { wallMs: { median: Number, q1: Number, q3: Number, min: Number, max: Number, pairs: 3 }, maxRSSKiB: { pairs: 3 } })
+  for (const key of ['wallMs', 'maxRSSKiB']) {
+    t.match(sh.ratio[key].interval, { level: 0.95, low: Number, high: Number }, `${key}: its confidence interval`)
+    t.match(sh.ratio[key].test, { statistic: Number, pValue: Number, n: Number, exact: true, significant: false }, `${key}: three pairs are never significant`)
+  }
+  t.match(json.ratioInterval, { level: 0.95, resamples: 2000, seed: 18 })
+  t.match(json.significance, { test: /Wilcoxon signed-rank/, alpha: 0.05 })
+  // The machine's load, read at the start and the end; busy or not is this machine's business.
+  t.match(json.machine, { start: { loadAverage: Number, parallelism: Number }, end: { loadAverage: Number, parallelism: Number }, busy: Boolean })
+  t.equal(json.machine.warning === null, !json.machine.busy)
+  if (json.machine.busy) t.match(text, /^warning: the machine was busy: load average /m, 'a busy machine is said in the summary')
   for (const c of json.commands) {
     t.equal(c.runs.length, 3, `${c.command}: every measured run, no warmup run`)
     t.same(c.runs.map((run: { round: number }) => run.round), [1, 2, 3])
