@@ -3,7 +3,8 @@
 // layer holds what parseArgs leaves to its callers: each command's table of options, one-line
 // usage errors in coreutils' words ("unknown option --x", "option --x needs a value"), options
 // given more than once (each occurrence reaches the handler, in order), an option whose value is
-// optional, and operands that end the options (`run`'s command and its arguments).
+// optional, an option that takes several words (`bench -P NAME LO HI`), and operands that end the
+// options (`run`'s command and its arguments).
 
 import { parseArgs } from 'node:util'
 
@@ -34,14 +35,22 @@ export interface OptionSpec {
   /** Other long spellings of the same option (`--output-file` for `--output`); the handler gets the table's name. */
   aliases?: readonly string[]
   takesNext?: (next: string) => boolean
+  /**
+   * 'value' only: how many words it takes (default 1), the first as any value, the rest the
+   * arguments that follow, taken as they are, so a `-5` among them is a word, not an option.
+   */
+  words?: number
 }
 
 /** A command's options, by long name without the dashes. */
 export type OptionTable = Readonly<Record<string, OptionSpec>>
 
 export interface CommandLineHandlers {
-  /** Each option as it comes; `rawName` is how it was written (`-n`, `--runs`), for messages. */
-  option(name: string, value: string | undefined, rawName: string): void
+  /**
+   * Each option as it comes; `rawName` is how it was written (`-n`, `--runs`), for messages;
+   * `words`, all its words when its spec takes more than one (`value` is then the first).
+   */
+  option(name: string, value: string | undefined, rawName: string, words: string[]): void
   /** Each operand as it comes, in order among the options. */
   operand?(value: string): void
 }
@@ -96,7 +105,16 @@ export function parseCommandLine(
         i++
       }
     }
-    handlers.option(name, value, token.rawName)
+    const words = value === undefined ? [] : [value]
+    if (spec.kind === 'value' && (spec.words ?? 1) > 1) {
+      // The other words are the arguments after the option's first: what parseArgs made of them
+      // (options, positionals, `--`) is skipped.
+      const next = token.index + (token.inlineValue ? 1 : 2)
+      words.push(...argv.slice(next, next + spec.words! - 1))
+      if (words.length < spec.words!) throw new UsageError(`option ${token.rawName} needs ${spec.words} values`)
+      while (i + 1 < tokens.length && tokens[i + 1].index < next + spec.words! - 1) i++
+    }
+    handlers.option(name, value, token.rawName, words)
   }
   return operands === 'command' ? [] : found
 }
