@@ -76,10 +76,14 @@ export function parseCommandLine(
   }))
   // An alias is reported to the handler under the name its table entry has.
   const canonical = new Map(Object.entries(table).flatMap(([name, spec]) => (spec.aliases ?? []).map((alias) => [alias, name])))
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true })
+  // The tokens of argv from `base` on: from 0, then again after each option of several words,
+  // whose words parseArgs could not know it takes. Token indices are relative to `base`.
+  let base = 0
+  const tokenize = () => parseArgs({ args: argv.slice(base), options, strict: false, allowPositionals: true, tokens: true }).tokens
+  let tokens = tokenize()
   const found: string[] = []
   for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i]
+    const token = { ...tokens[i], index: base + tokens[i].index }
     if (token.kind === 'option-terminator') {
       if (operands === 'command') return argv.slice(token.index + 1)
       continue
@@ -100,19 +104,21 @@ export function parseCommandLine(
     if (spec === HELP_OPTION) throw new HelpRequested()
     if (spec.kind === 'optional' && value === undefined) {
       const next = tokens[i + 1]
-      if (next?.kind === 'positional' && next.index === token.index + 1 && spec.takesNext?.(next.value) === true) {
+      if (next?.kind === 'positional' && base + next.index === token.index + 1 && spec.takesNext?.(next.value) === true) {
         value = next.value
         i++
       }
     }
     const words = value === undefined ? [] : [value]
     if (spec.kind === 'value' && (spec.words ?? 1) > 1) {
-      // The other words are the arguments after the option's first: what parseArgs made of them
-      // (options, positionals, `--`) is skipped.
+      // The other words are the arguments after the option's first, whatever parseArgs made of
+      // them; the arguments after those are tokenized anew.
       const next = token.index + (token.inlineValue ? 1 : 2)
       words.push(...argv.slice(next, next + spec.words! - 1))
       if (words.length < spec.words!) throw new UsageError(`option ${token.rawName} needs ${spec.words} values`)
-      while (i + 1 < tokens.length && tokens[i + 1].index < next + spec.words! - 1) i++
+      base = next + spec.words! - 1
+      tokens = tokenize()
+      i = -1
     }
     handlers.option(name, value, token.rawName, words)
   }
