@@ -268,8 +268,13 @@ function benchmarksOf(o: BenchOptions): Benchmark[] {
     if (n > 1 && n !== templates.length) throw new UsageError(`--${hook} given ${n} times for ${commands} (give it once, or once per command)`)
   }
   const stdio = o.output === 'inherit' ? 'inherit' as const : 'ignore' as const
-  const hookSpec = (command: string) => {
-    const [file, ...args] = commandArgv(command, o.shell)
+  const hookSpec = (hook: Hook, command: string) => {
+    let file: string, args: string[]
+    try {
+      [file, ...args] = commandArgv(command, o.shell)
+    } catch (error) {
+      throw error instanceof UsageError ? new UsageError(`--${hook}: ${error.message}`) : error
+    }
     return { file, args, stdin: 'ignore' as const, stdout: stdio, stderr: stdio, ...childSpecOf(o) }
   }
   const output: Pick<ChildSpec, 'stdout' | 'stderr' | 'maxBuffer'> =
@@ -289,7 +294,7 @@ function benchmarksOf(o: BenchOptions): Benchmark[] {
         const given = o.hooks[hook]
         if (given.length === 0) continue
         const hookCommand = substitute(given.length === 1 ? given[0] : given[i], values)
-        hooks[hook] = { command: hookCommand, spec: hookSpec(hookCommand) }
+        hooks[hook] = { command: hookCommand, spec: hookSpec(hook, hookCommand) }
       }
       return {
         name: i < o.names.length ? substitute(o.names[i], values) : command,
