@@ -52,7 +52,8 @@ export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --ma
   --cleanup CMD       run once after the last run of each command
                       (each of the four: once for every command, or once per command in order,
                       the --reference first; {NAME}s replaced; run as the commands are, --shell
-                      or not; a failure stops the benchmark)
+                      or not, their stdin and output /dev/null, or this terminal with --output
+                      inherit; a failure stops the benchmark, whatever --ignore-failure says)
   --input F           the commands' stdin, read from F (default: null, /dev/null)
   --output WHERE      the commands' stdout and stderr: null (default, /dev/null), pipe (read
                       and discarded), inherit (this terminal), or a file F (stdout, each run
@@ -339,8 +340,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
     : { minRuns: o.minRuns ?? DEFAULT_MIN_RUNS, maxRuns: o.maxRuns, minTimeMs: MIN_BENCHMARK_MS }
   const hint = o.output === 'inherit' ? '' : '; see its output with --show-output'
 
-  // One run of benchmark i, its --prepare before and --conclude after; throws BenchFailure when it
-  // must stop the benchmark.
+  // One run of b, its --prepare before and --conclude after; throws BenchFailure when it must stop
+  // the benchmark.
   const runOnce = async (b: Benchmark, label: string): Promise<ChildResult> => {
     await runHook(b, 'prepare', label)
     const r = await spawnChild(b.spec)
