@@ -44,8 +44,8 @@ export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --ma
   -L, --parameter-list NAME A,B,C
                       one benchmark per value; several -P/-L: every combination
   -c, --command-name NAME
-                      the name reports give a command, once per command in order ({NAME}s
-                      replaced); the command itself when not given
+                      the name reports give a command, once per command in order (the
+                      --reference first; {NAME}s replaced); the command itself when not given
   --setup CMD         run once before the first run of each command
   --prepare CMD       run before every run of each command (warmups too), not timed
   --conclude CMD      run after every run of each command, not timed

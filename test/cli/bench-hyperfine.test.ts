@@ -140,6 +140,10 @@ t.test('-c names the commands in order; the rest keep their command', async t =>
   t.same(readJson(json).commands.map((c: { command: string; argv: string[] }) => [c.command, c.argv]), [['nothing', ['true']], ['sh -c true', ['sh', '-c', 'true']]])
   t.match(r.stdout.toString(), /^Benchmark 1: nothing {2}\(reference\)$/m)
   t.match(r.stdout.toString(), /relative to 'nothing'/)
+
+  const named = cli(['-n', '1', '--warmup', '0', '--reference', 'true', '-c', 'base', '-c', 'shell {x}', '-L', 'x', '1,2', '--json', json, 'sh -c true'])
+  t.equal(named.exitCode, 0, named.stderr.toString())
+  t.same(readJson(json).commands.map((c: { command: string }) => c.command), ['base', 'shell 1', 'shell 2'], 'the --reference named first')
 })
 
 t.test('--input: the commands\' stdin from a file; null is /dev/null', async t => {
