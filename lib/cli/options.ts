@@ -48,7 +48,8 @@ export type OptionTable = Readonly<Record<string, OptionSpec>>
 export interface CommandLineHandlers {
   /**
    * Each option as it comes; `rawName` is how it was written (`-n`, `--runs`), for messages;
-   * `words`, all its words when its spec takes more than one (`value` is then the first).
+   * `words`, its words: all of them for an option of several (`value` is then the first), else
+   * `[value]`, or none.
    */
   option(name: string, value: string | undefined, rawName: string, words: string[]): void
   /** Each operand as it comes, in order among the options. */
