@@ -58,14 +58,27 @@ t.test('--time-unit and --sort shape the printed summary and the Markdown', asyn
   r = cli(['-n', '2', '--warmup', '0', '--time-unit', 'microsecond', 'true'])
   t.match(r.stdout.toString(), /^ {2}wall +\d+ µs /m, 'the terminal in microseconds')
 
-  // `sleep 0.1` is slower than `true` whatever the machine: by mean time it comes last.
+  // The order by mean time is read from the report itself, so no test here depends on which
+  // command the machine ran faster (`sleep 0.1` given first is all but always the slower).
+  const json = path.join(dir, 's.json')
   const order = (sort: string[]) => {
-    const out = cli(['-n', '2', '--warmup', '0', ...sort, '--reference', 'sh -c true', 'sleep 0.1', 'true']).stdout.toString()
-    return out.slice(out.indexOf('Summary:')).split('\n').slice(2, 4).map(l => l.trim().replace(/ +wall .*/, ''))
+    const r = cli(['-n', '2', '--warmup', '0', ...sort, '--json', json, '--markdown', md, '--reference', 'sh -c true', 'sleep 0.1', 'true'])
+    t.equal(r.exitCode, 0, r.stderr.toString())
+    const out = r.stdout.toString()
+    const commands: Array<{ command: string; summary: { wallMs: { mean: number } } }> = readJson(json).commands
+    return {
+      summary: out.slice(out.indexOf('Summary:')).split('\n').slice(2, 4).map(l => l.trim().replace(/ +wall .*/, '')),
+      table: fs.readFileSync(md, 'utf8').trim().split('\n').slice(2).map(row => /^\| `([^`]*)`/.exec(row)![1]),
+      byMean: [...commands].sort((a, b) => a.summary.wallMs.mean - b.summary.wallMs.mean).map(c => c.command),
+    }
   }
-  t.same(order(['--sort', 'command']), ['sleep 0.1', 'true'], 'command: as given')
-  t.same(order([]), ['true', 'sleep 0.1'], 'auto (the default): the Summary by mean time')
-  t.same(order(['--sort', 'mean-time']), ['true', 'sleep 0.1'], 'mean-time')
+  const given = ['sh -c true', 'sleep 0.1', 'true']
+  let o = order(['--sort', 'command'])
+  t.same([o.summary, o.table], [given.slice(1), given], 'command: both as given')
+  o = order([])
+  t.same([o.summary, o.table], [o.byMean.filter(c => c !== 'sh -c true'), given], 'auto (the default): the Summary by mean time, the table as given')
+  o = order(['--sort', 'mean-time'])
+  t.same([o.summary, o.table], [o.byMean.filter(c => c !== 'sh -c true'), o.byMean], 'mean-time: both by mean time')
 })
 
 t.test('--runs-csv follows the output rules: standard output, refused before any run', async t => {
