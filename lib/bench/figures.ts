@@ -53,11 +53,16 @@ export interface DisplayUnit {
 }
 
 const TIME_UNITS: DisplayUnit[] = [{ suffix: 'µs', divisor: 0.001 }, { suffix: 'ms', divisor: 1 }, { suffix: 's', divisor: 1000 }]
+/** `--time-unit`'s words (hyperfine's) for the time units. */
+export const TIME_UNIT_NAMES = { microsecond: TIME_UNITS[0], millisecond: TIME_UNITS[1], second: TIME_UNITS[2] } as const
+export type TimeUnitName = keyof typeof TIME_UNIT_NAMES
 const MEMORY_UNITS: DisplayUnit[] = [{ suffix: 'KiB', divisor: 1 }, { suffix: 'MiB', divisor: 1024 }, { suffix: 'GiB', divisor: 1024 ** 2 }]
 
-/** The largest unit in which `largest` (a raw value of `kind`) is still at least 1. */
-export function displayUnit(kind: FigureKind, largest: number): DisplayUnit {
+/** The largest unit in which `largest` (a raw value of `kind`) is still at least 1; for times,
+ * `timeUnit` when one is given (--time-unit). */
+export function displayUnit(kind: FigureKind, largest: number, timeUnit?: TimeUnitName | null): DisplayUnit {
   if (kind === 'count') return { suffix: '', divisor: 1 }
+  if (kind === 'time' && timeUnit) return TIME_UNIT_NAMES[timeUnit]
   const units = kind === 'time' ? TIME_UNITS : MEMORY_UNITS
   let chosen = units[0]
   for (const u of units) if (Math.abs(largest) >= u.divisor) chosen = u

@@ -1,7 +1,7 @@
 // A finished benchmark as data (BenchReport), built in one place from the runs, and its printed
 // forms: the terminal summary, Markdown, CSV and JSON. The SVG is in svg.ts.
 import { formatComparison, type Comparison } from './compare.js'
-import { FIGURES, displayUnit, formatValue, type FigureKey, type Figures } from './figures.js'
+import { FIGURES, displayUnit, formatValue, type FigureKey, type Figures, type TimeUnitName } from './figures.js'
 import { machineLoad, type LoadReading, type MachineLoad } from './machine.js'
 import {
   BOOTSTRAP_LEVEL, BOOTSTRAP_METHOD, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, OUTLIER_FLOOR, OUTLIER_RULE, OUTLIER_RULE_ID,
@@ -33,14 +33,30 @@ export interface BenchOptionsRecord {
   ignoreFailure: boolean
   launcher: string
   rlimits: Record<string, unknown>
+  /** Runs chosen as hyperfine does (`runs` is then the count chosen); null with -n. */
+  automaticRuns?: { minRuns: number; maxRuns: number | null; minTimeMs: number } | null
+  /** The commands' stdin: a file, or null for /dev/null. */
+  input?: string | null
+  /** Where the commands' output went: 'null', 'pipe', 'inherit' or a file. */
+  output?: string
+  /** --time-unit: times printed in it (terminal, Markdown; as hyperfine, not CSV nor JSON); null: each figure's own. */
+  timeUnit?: TimeUnitName | null
+  /** --sort: the order of the Summary's ratios and of the Markdown rows (see displayOrder). */
+  sort?: SortOrder
 }
 
+/** hyperfine's --sort: auto (Summary by mean wall time, tables as given), command (as given) or mean-time. */
+export const SORT_ORDERS = ['auto', 'command', 'mean-time'] as const
+export type SortOrder = (typeof SORT_ORDERS)[number]
+
 export interface CommandReport {
-  /** As given on the command line. */
+  /** Its --command-name, else the command as given, each with its parameters substituted. */
   command: string
   /** What was run. */
   argv: string[]
   reference: boolean
+  /** Its values of -P/-L parameters, by name (hyperfine's `parameters`); {} when there are none. */
+  parameters: Record<string, string>
   runs: BenchRun[]
   summary: Record<FigureKey, Summary>
   /** Runs that exited non-zero, were killed by a signal or timed out. */
@@ -86,6 +102,7 @@ export interface ReportContext {
 export interface CommandRuns {
   command: string
   argv: string[]
+  parameters?: Record<string, string>
   runs: BenchRun[]
 }
 
@@ -124,6 +141,7 @@ export function buildReport(commands: CommandRuns[], options: BenchOptionsRecord
         command: c.command,
         argv: c.argv,
         reference: i === 0,
+        parameters: c.parameters ?? {},
         runs: c.runs,
         summary,
         failedRuns: c.runs.filter(isFailedRun).length,
@@ -132,6 +150,13 @@ export function buildReport(commands: CommandRuns[], options: BenchOptionsRecord
       }
     }),
   }
+}
+
+/** The commands in the order `where` shows them by the report's --sort. */
+export function displayOrder(report: BenchReport, where: 'summary' | 'table'): CommandReport[] {
+  const sort = report.options.sort ?? 'command'
+  if (sort === 'command' || (sort === 'auto' && where === 'table')) return report.commands
+  return [...report.commands].sort((a, b) => a.summary.wallMs.mean - b.summary.wallMs.mean)
 }
 
 export function formatRatio(r: Ratio | null): string {
@@ -179,7 +204,7 @@ export function formatText(report: BenchReport): string {
     out.push(`  ${pad('', 14)}${pad('min', 12, true)}${pad('median', 12, true)}${pad('mean ± stddev', 24, true)}${pad('max', 12, true)}`)
     for (const f of FIGURES) {
       const s = c.summary[f.key]
-      const unit = displayUnit(f.kind, s.max)
+      const unit = displayUnit(f.kind, s.max, report.options.timeUnit)
       const fmt = (v: number) => formatValue(v, unit, f.kind)
       const label = f.unit === 'blocks' ? `${f.label} (blk)` : f.label
       out.push(`  ${pad(label, 14)}${pad(fmt(s.min), 12, true)}${pad(fmt(s.median), 12, true)}${pad(`${fmt(s.mean)} ± ${fmt(s.stddev)}`, 24, true)}${pad(fmt(s.max), 12, true)}`)
@@ -203,7 +228,7 @@ export function formatText(report: BenchReport): string {
     out.push(`  in brackets its ${report.ratioInterval.level * 100}% confidence interval, by the bootstrap with seed ${report.ratioInterval.seed};`)
     out.push(`  p: ${report.significance.test}, significant below ${report.significance.alpha})`)
     const width = Math.min(40, Math.max(...report.commands.slice(1).map(c => [...c.command].length)))
-    for (const c of report.commands.slice(1)) {
+    for (const c of displayOrder(report, 'summary').filter(c => !c.reference)) {
       const w = c.ratio!.wallMs, m = c.ratio!.maxRSSKiB
       const wall = pad(`wall ${formatRatio(w)} ${formatInterval(w)} ${significance(w)}`, 48)
       out.push(`  ${pad(c.command, width)}  ${wall}  max RSS ${formatRatio(m)} ${formatInterval(m)} ${significance(m)}`.trimEnd())
@@ -222,8 +247,8 @@ function markdownCell(text: string): string {
 /** One table, one row per command, hyperfine's layout plus the resource columns. */
 export function formatMarkdown(report: BenchReport): string {
   const largest = (key: FigureKey) => Math.max(...report.commands.map(c => c.summary[key].max))
-  const wall = displayUnit('time', largest('wallMs'))
-  const cpu = displayUnit('time', Math.max(largest('userMs'), largest('sysMs')))
+  const wall = displayUnit('time', largest('wallMs'), report.options.timeUnit)
+  const cpu = displayUnit('time', Math.max(largest('userMs'), largest('sysMs')), report.options.timeUnit)
   const rss = displayUnit('memory', largest('maxRSSKiB'))
   const t = (v: number, u = wall) => formatValue(v, u, 'time').replace(/ \S+$/, '')
   const level = report.ratioInterval.level * 100
@@ -232,7 +257,7 @@ export function formatMarkdown(report: BenchReport): string {
     `| Command | Wall median [${wall.suffix}] | Wall mean ± σ [${wall.suffix}] | Wall min … max [${wall.suffix}] | User [${cpu.suffix}] | Sys [${cpu.suffix}] | Max RSS median [${rss.suffix}] | Minor faults | Ctx sw (vol/invol) | Relative wall | Relative max RSS | Wall ratio ${level}% CI | Wall p | Max RSS ratio ${level}% CI | Max RSS p |`,
     '|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ]
-  for (const c of report.commands) {
+  for (const c of displayOrder(report, 'table')) {
     const s = c.summary
     const name = '`' + markdownCell(c.command).replace(/`/g, "'") + '`' + (c.reference && report.commands.length > 1 ? ' (reference)' : '')
     rows.push(`| ${name} | ${t(s.wallMs.median)} | ${t(s.wallMs.mean)} ± ${t(s.wallMs.stddev)} | ${t(s.wallMs.min)} … ${t(s.wallMs.max)} | ` +
@@ -245,7 +270,7 @@ export function formatMarkdown(report: BenchReport): string {
   return rows.join('\n') + '\n'
 }
 
-function csvField(text: string): string {
+export function csvField(text: string): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
 }
 

@@ -122,7 +122,7 @@ t.test('a failing run fails the benchmark, naming the command and why', async t 
   const rows: Array<[string[], RegExp]> = [
     [['-n', '3', 'true', 'sh -c "exit 3"'], /^tileharness bench: 'sh -c "exit 3"' exited with code 3 \(warmup run 1 of 1\); see its output with --show-output, or use --ignore-failure\n$/],
     [['-n', '3', '--warmup', '0', 'sh -c "exit 3"'], /^tileharness bench: 'sh -c "exit 3"' exited with code 3 \(run 1 of 3\)/],
-    [['--timeout', '100ms', '--warmup', '0', 'sleep 5'], /^tileharness bench: 'sleep 5' timed out after 100 ms \(run 1 of 10\)\n$/],
+    [['--timeout', '100ms', '--warmup', '0', 'sleep 5'], /^tileharness bench: 'sleep 5' timed out after 100 ms \(run 1\)\n$/], // runs not yet chosen
     [['--warmup', '0', `sh -c 'kill -9 $$'`], /^tileharness bench: 'sh -c 'kill -9 \$\$'' was killed by SIGKILL/],
     [['th-no-such-program'], /^tileharness bench: failed to run 'th-no-such-program': No such file or directory\n$/],
     [['--ignore-failure', 'th-no-such-program --version'], /^tileharness bench: 'th-no-such-program --version': failed to run 'th-no-such-program': No such file or directory\n$/],
@@ -180,7 +180,7 @@ t.test('bad options: the message and a pointer to --help, exit 125, never a stac
 t.test('--help', async t => {
   const r = cli(['--help'])
   t.equal(r.exitCode, 0)
-  t.match(r.stdout.toString(), /^usage: tileharness bench \[-n 10\] \[--warmup 1\]/)
+  t.match(r.stdout.toString(), /^usage: tileharness bench \[-n 10 \| --min-runs 10 --max-runs N\] \[--warmup 1\]/)
   t.match(r.stdout.toString(), /Tukey's fences/)
 })
 
