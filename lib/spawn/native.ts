@@ -58,6 +58,8 @@ export interface NativeAddon {
   spawnAsync(
     spec: NativeSpec, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
     onData: ((stream: 1 | 2, chunk: Buffer) => boolean) | null,
+    /** A stdin pipe with no input: given the pipe's write end once the child runs; true when taken (then JS closes it). */
+    onStdin?: ((fd: number) => boolean) | null,
   ): SpawnAsyncOutcome
   /** native/boundary.h's lists, by name, in their order. */
   layout: { slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; rusageSources: string[]; length: number }

@@ -102,12 +102,14 @@ function stdinTarget(value: unknown): NativeStdio {
     case 'ignore': return { kind: StdioKind.ignore }
     case 'closed': return { kind: StdioKind.closed }
     case 'inherit': return { kind: StdioKind.inherit }
+    // startChild's `stdin` Writable; for the others, a pipe closed at once (the child reads EOF).
+    case 'pipe': return { kind: StdioKind.pipe }
   }
   if (typeof value === 'number') return { kind: StdioKind.fd, fd: fdNumber('stdin', value) }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return pathTarget('stdin', value as Record<string, unknown>, false)
   }
-  throw invalidValue('stdin', `must be 'ignore', 'closed', 'inherit', an fd or { path } (received ${JSON.stringify(value) ?? typeof value})`)
+  throw invalidValue('stdin', `must be 'ignore', 'closed', 'inherit', 'pipe', an fd or { path } (received ${JSON.stringify(value) ?? typeof value})`)
 }
 
 function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {

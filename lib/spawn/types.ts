@@ -1,8 +1,8 @@
 // Public types of the harness: what a caller asks for (ChildSpec) and what it gets back
 // (ChildResult). Validation lives in normalize.ts, result building in result.ts.
 
-/** Where a child's stdin comes from. */
-export type StdinSpec = 'ignore' | 'closed' | 'inherit' | number | { path: string }
+/** Where a child's stdin comes from; 'pipe': startChild's `stdin` Writable (elsewhere the child reads EOF). */
+export type StdinSpec = 'ignore' | 'closed' | 'inherit' | 'pipe' | number | { path: string }
 
 /** Where a child's stdout goes. */
 export type StdoutSpec = 'pipe' | 'ignore' | 'inherit' | 'closed' | number | { path: string; append?: boolean }

@@ -27,7 +27,7 @@ const rows: Row[] = [
   ['NUL in an env name', { file: 'true', env: { 'A\0': 'x' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^env\[/],
   ['non-string env value', { file: 'true', env: { A: 1 } }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^env\.A must be a string/],
   ['NUL in cwd', { file: 'true', cwd: '/tmp\0' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^cwd/],
-  ['unknown stdin value', { file: 'true', stdin: 'pipe' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdin must be/],
+  ['unknown stdin value', { file: 'true', stdin: 'stdout' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdin must be/],
   ['unknown stdout value', { file: 'true', stdout: 'stdout' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdout must be/],
   ['unknown stderr value', { file: 'true', stderr: 'nowhere' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stderr must be/],
   ['stdout path with NUL', { file: 'true', stdout: { path: 'a\0' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdout\.path/],
