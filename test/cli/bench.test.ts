@@ -6,6 +6,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { FIGURES } from '../../lib/bench/figures.js'
+import { helperPath } from '../../lib/spawn/native.js'
 import { REPO_ROOT, script, tempDir } from '../helpers.js'
 import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
 
@@ -263,4 +264,21 @@ t.test("report files: '-' is stdout (the summary moves to stderr), devices and F
   t.same([fs.lstatSync(nullDevice).isCharacterDevice(), fs.lstatSync(nullDevice).ino], [true, device.ino], `${nullDevice}: the same device node`)
   t.equal((await reader.result).exitCode, 0)
   t.match(fs.readFileSync(at('from-fifo.md'), 'utf8'), /^\| Command \|/, 'the FIFO carried the Markdown')
+})
+
+t.test("a measured run's wall time is the target's own: a helper that takes 400 ms to start is not in it", async t => {
+  // The same slow helper as test/spawn/measure.test.ts: a wrapper beside a copy of the addon. With
+  // the helper's start counted, every run of /bin/true would be over 400 ms; --no-measure, which
+  // does not use the helper, is the control.
+  const dir = tempDir(t)
+  const addon = process.env.TILEHARNESS_ADDON ? path.resolve(process.env.TILEHARNESS_ADDON) : path.join(path.dirname(helperPath), 'tileharness.node')
+  fs.copyFileSync(addon, path.join(dir, path.basename(addon)))
+  script(dir, 'tileharness-exec', `#!/bin/sh\nsleep 0.4\nexec ${helperPath} "$@"\n`)
+  const env = { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) }
+  const r = cli(['-n', '3', '--warmup', '0', '--json', '-', '/bin/true'], { env, stdout: 'pipe', stderr: 'pipe' })
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  const report = JSON.parse(r.stdout.toString())
+  const walls: number[] = report.commands[0].runs.map((run: { figures: { wallMs: number } }) => run.figures.wallMs)
+  t.equal(walls.length, 3)
+  for (const wall of walls) t.ok(wall < 400, `run of /bin/true: ${wall.toFixed(2)} ms, the helper's start not in it`)
 })
