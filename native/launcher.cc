@@ -1,8 +1,8 @@
 // The launcher. Two paths, as tileiras's harness contract has them:
 //
-//   posix_spawn  no session or resource-limit hook is needed: file actions, retried on EINTR.
-//   fork         setsid or rlimits are requested: the child applies redirections, cwd, limits and
-//                setsid itself, then execs.
+//   posix_spawn  no hook is needed: file actions, retried on EINTR.
+//   fork         a death signal (killOnExit), setsid or rlimits are requested: the child applies
+//                redirections, cwd, limits and setsid itself, takes the death signal, then execs.
 //
 // The fork path does not call fork(2): copying the page tables of a multi-GiB Node process costs
 // ~40 ms per GiB, which is the cost this package exists to avoid. It uses clone(CLONE_VM |
@@ -615,7 +615,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
 
 bool UsesForkPath(const LaunchSpec &spec) {
   return spec.launcher == LauncherChoice::Fork ||
-         (spec.launcher == LauncherChoice::Auto && (spec.setsid || !spec.rlimits.empty()));
+         (spec.launcher == LauncherChoice::Auto && (spec.deathSignal || spec.setsid || !spec.rlimits.empty()));
 }
 
 Launched Launch(const LaunchSpec &spec) {

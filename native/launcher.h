@@ -77,7 +77,8 @@ struct Launched {
 // must have been opened already (spec.io[i].fd, see path-open.h); Launch does not close them.
 Launched Launch(const LaunchSpec &spec);
 
-// Whether Launch takes the fork path for this spec (asked for, or setsid/rlimits need it).
+// Whether Launch takes the fork path for this spec (asked for, or the death signal, setsid or
+// rlimits need it).
 bool UsesForkPath(const LaunchSpec &spec);
 
 // A running child as the code that signals it sees it.

@@ -57,7 +57,8 @@ export interface ChildSpec {
   maxBuffer?: number | null
   launcher?: 'auto' | Launcher | null
   /** Kill children still running when this process exits (default true); on the fork path
-   * also PR_SET_PDEATHSIG, so a parent killed by SIGKILL leaves no orphan. */
+   * also PR_SET_PDEATHSIG, so a parent killed by SIGKILL leaves no orphan: 'auto' takes the fork
+   * path when this is set. A child forced onto 'posix_spawn' (unmeasured) has no death signal. */
   killOnExit?: boolean | null
   /** Honest resource usage: run the child through the small measuring helper so that
    * rusage.maxRSS is the child's own peak, not this (possibly large) process's. */

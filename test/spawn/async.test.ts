@@ -177,10 +177,13 @@ t.test('killOnExit: children die with a process that exits normally or by a hand
   }
 })
 
-// The fork path sets the death signal in the child; posix_spawn cannot, so a measured child's
-// helper (started by posix_spawn) takes it itself (-p), and its target dies with it. An
-// unmeasured posix_spawn child has only the exit-time kill (README, killOnExit).
+// The fork path sets the death signal in the child, and 'auto' takes it whenever killOnExit is
+// set (the default); posix_spawn cannot, so a measured child's helper started by posix_spawn takes
+// it itself (-p), and its target dies with it. An unmeasured child forced onto posix_spawn has only
+// the exit-time kill (README, killOnExit).
 const DEATH_SIGNAL_PATHS: Array<[string, Record<string, unknown>]> = [
+  ['default options', {}],
+  ['default options, measured', { measure: true }],
   ['fork path', { launcher: 'fork' }],
   ['fork path, measured', { launcher: 'fork', measure: true }],
   ['posix_spawn, measured', { launcher: 'posix_spawn', measure: true }],
