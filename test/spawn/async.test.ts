@@ -119,11 +119,16 @@ t.test('kill escalation: SIGKILL follows a gentler signal after forceKillAfterDe
   t.equal(r.timedOut, false)
 }, { apis: ['start'] }))
 
-for (const how of ['timeout', 'abort', 'kill'] as const) {
-  t.test(`setsid: ${how} leaves nothing of the group behind`, t => eachPath(t, '', async (t, path) => {
+// A new session, or a new process group in this one: either way kills reach the whole group.
+const GROUPINGS: Array<[string, Partial<ChildSpec>]> = [
+  ['setsid', { setsid: true }],
+  ['processGroup', { processGroup: true }],
+]
+for (const [grouping, extra] of GROUPINGS) for (const how of ['timeout', 'abort', 'kill'] as const) {
+  t.test(`${grouping}: ${how} leaves nothing of the group behind`, t => eachPath(t, '', async (t, path) => {
     const ac = new AbortController()
     const child = starter(path)({
-      file: 'sh', args: ['-c', 'sleep 100 & echo $!; sleep 100 & echo $!; wait'], setsid: true,
+      file: 'sh', args: ['-c', 'sleep 100 & echo $!; sleep 100 & echo $!; wait'], ...extra,
       timeout: how === 'timeout' ? 300 : 0, signal: ac.signal,
     })
     const pids = await readPids(child, 2)
