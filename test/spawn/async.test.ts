@@ -192,20 +192,30 @@ const DEATH_SIGNAL_PATHS: Array<[string, Record<string, unknown>]> = [
   ['fork path', { launcher: 'fork' }],
   ['fork path, measured', { launcher: 'fork', measure: true }],
   ['posix_spawn, measured', { launcher: 'posix_spawn', measure: true }],
+  // A change of credentials clears the death signal: the child takes it again as the new user.
+  ...process.getuid?.() === 0 ? [
+    ['as nobody', { uid: 65534, gid: 65534, cwd: '/' }],
+    ['as nobody, measured', { uid: 65534, gid: 65534, cwd: '/', measure: true }],
+  ] as Array<[string, Record<string, unknown>]> : [],
 ]
 for (const [name, extra] of DEATH_SIGNAL_PATHS) t.test(`PR_SET_PDEATHSIG: a SIGKILLed parent leaves no orphan (${name})`, async t => {
+  // The sleep writes to the parent's stdout (inherit), our pipe: the parent's result arrives when
+  // the pipe reaches EOF, that is when the sleep (and a measured one's helper) is dead too, or
+  // after waitDelay says that something still held it.
   const code = `
     const { startChild } = require(${JSON.stringify(REPO_ROOT)})
-    const c = startChild({ file: 'sleep', args: ['100'], ...${JSON.stringify(extra)} })
+    const c = startChild({ file: 'sleep', args: ['100'], stdout: 'inherit', ...${JSON.stringify(extra)} })
     console.log(c.pid)
     setInterval(() => {}, 1000)
   `
-  const parent = startChild({ file: process.execPath, args: ['-e', code], env: nodeEnv, timeout: 30000 })
+  const parent = startChild({ file: process.execPath, args: ['-e', code], env: nodeEnv, timeout: 30000, waitDelay: 30000 })
   const [pid] = await readPids(parent, 1)
   t.teardown(() => { if (processState(pid) === 'alive') process.kill(pid, 'SIGKILL') })
   parent.kill('SIGKILL')
   const r = await parent.result
   t.equal(r.signal, 'SIGKILL')
+  t.equal(r.waitDelayExpired, false, 'the pipe the orphan held closed: it died with its parent')
+  // Its fds close a moment before /proc shows it dead (exit_files before exit_notify).
   t.ok(await eventually(() => processState(pid) !== 'alive'), 'the orphan got SIGKILL from the kernel')
 })
 
