@@ -212,7 +212,8 @@ function idNumber(field: string, value: unknown, max = MAX_ID): number {
 function idList(field: string, value: unknown, max: number, most: number): number[] {
   if (!Array.isArray(value)) throw invalidType(field, 'an array of numbers', value)
   if (value.length > most) throw outOfRange(`${field}.length`, `at most ${most}`, value.length)
-  return value.map((v: unknown, i) => idNumber(`${field}[${i}]`, v, max))
+  // Array.from visits holes too (as undefined), where map would skip them.
+  return Array.from(value as unknown[], (v, i) => idNumber(`${field}[${i}]`, v, max))
 }
 
 function childIds(spec: ChildSpec, setsid: boolean): ChildIds {

@@ -70,6 +70,7 @@ const rows: Row[] = [
   ['fractional gid', { file: 'true', gid: 1.5 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^gid must be an integer from 0 to 4294967294/],
   ['groups not an array', { file: 'true', groups: 5 }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^groups must be an array of numbers/],
   ['a group not a number', { file: 'true', groups: [1, 'wheel'] }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^groups\[1\] must be a number/],
+  ['a hole in groups', { file: 'true', groups: [, 1] }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^groups\[0\] must be a number \(received undefined\)/],
   ['a negative group', { file: 'true', groups: [-3] }, 'RangeError', 'ERR_OUT_OF_RANGE', /^groups\[0\] must be an integer/],
   ['more groups than NGROUPS_MAX', { file: 'true', groups: new Array(65537).fill(1) }, 'RangeError', 'ERR_OUT_OF_RANGE', /^groups\.length must be at most 65536/],
   ['umask past 0o777', { file: 'true', umask: 0o1000 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^umask must be an integer from 0 to 511/],
