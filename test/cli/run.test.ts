@@ -89,7 +89,7 @@ t.test('--json prints the whole result', async t => {
   t.equal(Buffer.from(result.stdout, 'base64').toString(), 'out\n')
   t.equal(Buffer.from(result.stderr, 'base64').toString(), 'err\n')
   t.equal(result.exitCode, 3)
-  t.equal(result.launcher, 'posix_spawn')
+  t.equal(result.launcher, 'fork', "'auto' with killOnExit (the default): the fork path, for its death signal")
   for (const key of ['pid', 'signal', 'coreDumped', 'timedOut', 'spawnError', 'diagnostic', 'rusage', 'durationMs']) t.ok(key in result, key)
   t.type(result.rusage.maxRSS, 'number')
   const timedOut = JSON.parse(cli(['run', '--json', '--timeout', '50ms', 'sleep', '5']).stdout.toString())
