@@ -43,6 +43,8 @@ export interface BenchOptionsRecord {
   timeUnit?: TimeUnitName | null
   /** --sort: the order of the Summary's ratios and of the Markdown rows (see displayOrder). */
   sort?: SortOrder
+  /** --cpu: the CPUs every run was pinned to; null or absent: not pinned. */
+  cpus?: number[] | null
 }
 
 /** hyperfine's --sort: auto (Summary by mean wall time, tables as given), command (as given) or mean-time. */

@@ -28,7 +28,7 @@ export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --ma
                          [--cleanup CMD] [--input F] [--output WHERE] [--time-unit U] [--sort S]
                          [--json F] [--markdown F] [--csv F] [--runs-csv F] [--svg F]
                          [--reference 'CMD'] [--shell] [--ignore-failure] [--no-measure]
-                         [--launcher L] [--compare BASELINE.json [--threshold 5%]]
+                         [--launcher L] [--cpu LIST] [--compare BASELINE.json [--threshold 5%]]
                          [--] 'CMD A' ['CMD B' ...]
 
   -n, --runs N        exactly N measured runs per command (default: chosen as hyperfine does:
@@ -72,6 +72,8 @@ export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --ma
   --no-measure        take rusage as the parent sees it instead of through the measuring
                       helper (then max RSS is at least this process's own)
   --launcher L        auto (default), posix_spawn or fork
+  --cpu LIST          pin every run (and hook) to these CPUs (1, 0,2 or 0-3, taskset -c's list),
+                      so the scheduler cannot move it around: less noise
   --json F            every run's raw figures and the summary
   --markdown F        the summary as a Markdown table
   --csv F             the summary, one row per command and figure
@@ -441,7 +443,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const options: BenchOptionsRecord = {
     runs: rounds, warmup: o.warmup, timeoutMs: o.timeoutMs, shell: o.shell, measure: o.measure,
     ignoreFailure: o.ignoreFailure, launcher: o.launcher, rlimits: o.rlimits,
-    automaticRuns: automatic, input: o.input, output: o.output, timeUnit: o.timeUnit, sort: o.sort,
+    automaticRuns: automatic, input: o.input, output: o.output, timeUnit: o.timeUnit, sort: o.sort, cpus: o.cpus,
   }
   const report = buildReport(collected, options, { load: { start: loadAtStart, end: loadReading() } })
   if (o.compare) report.comparison = compareWithBaseline(o.compare.baseline, o.compare.file, report, o.threshold ?? DEFAULT_THRESHOLD)

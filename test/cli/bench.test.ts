@@ -282,3 +282,15 @@ t.test("a measured run's wall time is the target's own: a helper that takes 400 
   t.equal(walls.length, 3)
   for (const wall of walls) t.ok(wall < 400, `run of /bin/true: ${wall.toFixed(2)} ms, the helper's start not in it`)
 })
+
+/** The highest CPU this process may run on (not CPU 0, where that is possible: a pin that changes something). */
+const CPU = Number(/Cpus_allowed_list:\s*(?:.*[,-])?(\d+)\s*$/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1])
+
+t.test('--cpu pins every run: the command sees only the CPU asked for', async t => {
+  const dir = tempDir(t)
+  const out = path.join(dir, 'out')
+  const r = cli(['-n', '2', '--warmup', '0', '--cpu', String(CPU), '--output', out, '--json', path.join(dir, 'b.json'), 'grep Cpus_allowed_list /proc/self/status'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  t.equal(fs.readFileSync(out, 'utf8'), `Cpus_allowed_list:\t${CPU}\n`, `the run saw CPU ${CPU} alone`)
+  t.same(JSON.parse(fs.readFileSync(path.join(dir, 'b.json'), 'utf8')).options.cpus, [CPU], 'the JSON says so')
+})
