@@ -38,7 +38,8 @@ export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name
                            [-o OUT.o] [--json] [--example vadd|saxpy|reduce|cluster]
 
 Assembles PTX with ptxas into a host ELF object holding the cubin (and, with --dump-sass, its
-SASS text). Without INPUT it compiles a built-in example kernel (default vadd).
+SASS text). Without INPUT it compiles a built-in example kernel (default vadd); INPUT - reads
+the PTX from standard input. ptxas's messages name INPUT as given ('<stdin>' for -).
 
   --gpu-name NAME      the target: sm_100 (default), sm_103, sm_110, sm_120 or sm_121
   --allow-any-target   accept other targets too, such as sm_90
@@ -169,16 +170,20 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
   let input: Buffer | PtxModule
   let name: string
   let output: string
+  // What ptxas's messages call the input: the file as it was named here (lib/cuda/ptxas-input-name.ts).
+  let inputName: string | undefined
   if (args.input !== null) {
+    const fromStdin = args.input === '-'
     try {
-      input = readFileSync(args.input)
+      input = readFileSync(fromStdin ? process.stdin.fd : args.input)
     } catch (error) {
-      say(`cannot read '${args.input}': ${errnoText(error)}`)
+      say(`cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: ${errnoText(error)}`)
       return CONFIGURATION
     }
-    const base = parse(args.input).name
+    const base = fromStdin ? 'stdin' : parse(args.input).name
     name = cIdentifier(base)
     output = args.output ?? `${base}.o`
+    inputName = fromStdin ? '<stdin>' : args.input
   } else {
     const example = args.example ?? 'vadd'
     // The example is built for the target, so the target is checked first (the input is ours and
@@ -222,6 +227,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     dumpSassCommand: args.dumpSass,
     allowAnyTarget: args.allowAnyTarget,
     name,
+    ...(inputName === undefined ? {} : { inputName }),
     // ptxas's (and the dump command's) own words, as they wrote them.
     onDiagnostic: (text) => { process.stderr.write(text) },
   }

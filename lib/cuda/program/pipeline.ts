@@ -20,6 +20,7 @@ import { DIAGNOSTIC } from '../../spawn/index.js'
 import type { ChildRusage } from '../../spawn/types.js'
 import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
 import { runPtxasAsync, type InputRoute } from '../ptxas.js'
+import { TempFileError } from '../temp-file.js'
 import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env } from '../toolkit.js'
 import type { ResolvedConfig } from './config.js'
 import { compileFailed, type ProgramTool } from './errors.js'
@@ -82,7 +83,9 @@ export async function assembleProgram(
   try {
     return await runTools(config, ptx, signal, callerSignal, started, diagnostics)
   } catch (error) {
-    return { ok: false, diagnostics, error }
+    // A temp file that cannot be made (a PTX too big for argv where there is no memfd, the
+    // cubin for the dump) fails this compile, status 5 with the cause; it is no caller's mistake.
+    return { ok: false, diagnostics, error: error instanceof TempFileError ? compileFailed(error.message, { cause: error }) : error }
   }
 }
 
@@ -123,6 +126,7 @@ async function runTools(
     lineinfo: config.lineinfo,
     sanitize: config.sanitize,
     ptxas: ptxasPath,
+    inputName: config.inputName,
     timeout: timeoutLeft(),
     ...common,
   })
