@@ -3,5 +3,6 @@
 export * from './constants.js'
 export * from './errors.js'
 export * from './package.js'
+export * from './gnu-property.js'
 export * from './cubin.js'
 export * from './bytes.js'

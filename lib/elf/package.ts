@@ -8,6 +8,7 @@
 //   ELF header
 //   [1] .rodata          <name>_cubin (8-aligned), <name>_cubin_size (u64), [<name>_sass_size (u64)]
 //   [2] .nvdisasm        <name>_sass, NUL-terminated          (only with SASS text)
+//   [n] .note.gnu.property  data only, so compatible with IBT/SHSTK (x86_64), BTI/PAC (aarch64)
 //   [n] .note.GNU-stack  empty: the stack need not be executable, so the linker has nothing to warn
 //   [n] .symtab / .strtab / .shstrtab
 //   section header table
@@ -17,6 +18,7 @@ import {
   STT_OBJECT, STV_DEFAULT,
 } from './constants.js'
 import { elfRangeError, elfTypeError } from './errors.js'
+import { gnuPropertyNote, SHT_NOTE } from './gnu-property.js'
 
 export type HostArch = 'x86_64' | 'aarch64'
 
@@ -78,6 +80,7 @@ export function packageHostObject(input: HostObjectInput): Buffer {
       { name: `${name}_sass_size`, section: 1, value: sassSizeAt, size: 8 },
     )
   }
+  sections.push({ name: '.note.gnu.property', type: SHT_NOTE, flags: SHF_ALLOC, align: 8, data: gnuPropertyNote(input.hostArch) })
   sections.push({ name: '.note.GNU-stack', type: SHT_PROGBITS, flags: 0, align: 1, data: Buffer.alloc(0) })
   return writeRelocatable(machine, sections, symbols)
 }
