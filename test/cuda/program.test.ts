@@ -13,7 +13,9 @@ import {
   Program, ProgramError, TempFileError, compileMany, runPtxas, searchPath, EMPTY_DUMP_SASS_COMMAND,
   type ProgramConfig, type ProgramErrorCode, type ProgramOutput, type ProgramTool,
 } from '../../lib/cuda/index.js'
-import { EM_AARCH64, EM_X86_64, ET_REL, readCubin } from '../../lib/elf/index.js'
+import {
+  EM_AARCH64, EM_X86_64, ET_REL, IMAGE_FILE_MACHINE_AMD64, IMAGE_FILE_MACHINE_ARM64, packageCoffObject, readCubin,
+} from '../../lib/elf/index.js'
 import { EXAMPLE_KERNELS, exampleKernel, examplePtx, type GpuName } from '../../lib/ptx/index.js'
 import { DIAGNOSTIC } from '../../lib/spawn/index.js'
 import { native } from '../../lib/spawn/native.js'
@@ -164,7 +166,7 @@ t.test('create accepts what the contract accepts, and starts nothing', async (t)
     ['deviceDebug false at -O3', { optLevel: 3, deviceDebug: false }],
     ['hostArch aarch64', { hostArch: 'aarch64' }],
     ['hostArch arm64ec (fails at compile)', { hostArch: 'arm64ec' }],
-    ['hostOs windows (fails at compile)', { hostOs: 'windows' }],
+    ['hostOs windows', { hostOs: 'windows' }],
     ['PTX bytes', { input: Buffer.from(MINIMAL_PTX) }],
     ['PTX as a Uint8Array', { input: new TextEncoder().encode(MINIMAL_PTX) }],
     ['a PTX module object', { input: module }],
@@ -376,20 +378,34 @@ t.test('ptxas from CUDA_ROOT with the real toolkit', { skip: existsSync('/usr/lo
   t.same(output.kernels.map((k) => k.name), ['k'])
 })
 
-t.test('host OS windows and host arch arm64ec: accepted by create, status 5 at compile, ptxas never started', async (t) => {
+t.test('host arch arm64ec: accepted by create, status 5 at compile, ptxas never started', async (t) => {
   const dir = scratchDir(t)
   const marker = join(dir, 'started')
   const ptxas = fakeTool(dir, 'ptxas', `touch '${marker}'; exit 1`)
+  const arm64ec = 'host architecture arm64ec: tileharness writes objects for x86_64 and aarch64 only (ELF for linux, COFF for windows)'
   const rows: Array<[Partial<ProgramConfig>, string]> = [
-    [{ hostOs: 'windows' }, 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'],
-    [{ hostArch: 'arm64ec' }, 'host architecture arm64ec is a Windows (COFF) target, and tileharness can only package ELF so far'],
-    [{ hostArch: 'x86_64', hostOs: 'windows' }, 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'],
+    [{ hostArch: 'arm64ec' }, arm64ec],
+    [{ hostArch: 'arm64ec', hostOs: 'windows' }, arm64ec],
   ]
   for (const [overrides, reason] of rows) {
     const error = await rejection(Program.create({ ...BASE, ptxas, ...overrides }).compile())
     t.same([error.status, error.message, error.reason], [5, 'failed to compile PTX program', reason])
   }
   t.notOk(existsSync(marker))
+})
+
+t.test('host OS windows: a COFF object with the same symbols and bytes as the ELF one', skipWithoutPtxas, async (t) => {
+  for (const hostArch of ['x86_64', 'aarch64'] as const) {
+    const sass = 'stand-in SASS text\n'
+    const linux = await Program.create({ ...BASE, hostArch, name: 'k1' }).compile()
+    const windows = await Program.create({ ...BASE, hostArch, hostOs: 'windows', name: 'k1' }).compile()
+    t.ok(windows.cubin.equals(linux.cubin), `${hostArch}: the same cubin`)
+    t.ok(windows.object.equals(packageCoffObject({ cubin: linux.cubin, name: 'k1', hostArch })), `${hostArch}: the object is packageCoffObject's`)
+    t.equal(windows.object.readUInt16LE(0), hostArch === 'x86_64' ? IMAGE_FILE_MACHINE_AMD64 : IMAGE_FILE_MACHINE_ARM64, `${hostArch}: COFF machine`)
+    t.ok(windows.object.includes(linux.cubin), `${hostArch}: holding the cubin`)
+    t.notOk(windows.object.subarray(0, 4).equals(Buffer.from('\x7fELF', 'latin1')), `${hostArch}: not ELF`)
+    t.ok(packageCoffObject({ cubin: linux.cubin, sass, name: 'k1', hostArch }).includes(Buffer.from(sass)), `${hostArch}: SASS text too`)
+  }
 })
 
 t.test('compile: every example kernel for all six targets, byte-identical to runPtxas', skipWithoutPtxas, async (t) => {

@@ -11,7 +11,7 @@ import {
 import { examplePtx } from '../../lib/ptx/index.js'
 import { assemble, skipWithoutPtxas } from '../ptx/ptxas.js'
 import { needs, run, which, type RunResult } from '../ptx/run.js'
-import { checkerExpected, checkerSource, nativeHostArch, scratchDir } from './host.js'
+import { checkerExpected, checkerSource, nativeHostArch, pattern, scratchDir } from './host.js'
 
 const ARCHES: HostArch[] = ['x86_64', 'aarch64']
 const MACHINE_LINE: Record<HostArch, RegExp> = {
@@ -23,13 +23,6 @@ const MACHINE_LINE: Record<HostArch, RegExp> = {
 const NOTE_LINE: Record<HostArch, RegExp> = {
   x86_64: /GNU\s+0x00000010\s+NT_GNU_PROPERTY_TYPE_0\n\s+Properties: x86 feature: IBT, SHSTK\n/,
   aarch64: /GNU\s+0x00000010\s+NT_GNU_PROPERTY_TYPE_0\n\s+Properties: AArch64 feature: BTI, PAC\n/,
-}
-
-/** Deterministic non-ELF bytes: the packager must not care what the cubin holds. */
-function pattern(length: number): Buffer {
-  const bytes = Buffer.alloc(length)
-  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + 7) & 0xff
-  return bytes
 }
 
 interface Row {

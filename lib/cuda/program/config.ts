@@ -38,7 +38,7 @@ export interface ProgramConfig {
   lineinfo?: boolean
   /** The host object's machine; default this machine's ('x86_64' or 'aarch64'). */
   hostArch?: ProgramHostArch
-  /** Default 'linux'. 'windows' (a COFF object) is accepted here and fails at compile. */
+  /** Default 'linux' (an ELF object); 'windows' gets a COFF object. */
   hostOs?: ProgramHostOs
   /** 'memcheck': ptxas --sanitize memcheck. Default 'none'. */
   sanitize?: ProgramSanitize

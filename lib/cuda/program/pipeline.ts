@@ -6,7 +6,7 @@
 //                    gathered so far, so the second half can deliver them in order.
 //   deliverDiagnostics, packageOutput
 //                    the sequential half: the tools' stderr to onDiagnostic in the order they ran,
-//                    then the host ELF object (packageHostObject).
+//                    then the host object (packageHostObject; packageCoffObject for windows).
 //
 // Plain functions of a checked configuration and its PTX, holding no state: the handle runs both
 // halves one compile at a time (handle.ts); compileMany runs the first half of many programs in
@@ -15,6 +15,7 @@
 
 import { performance } from 'node:perf_hooks'
 import { readCubin, type CubinKernel } from '../../elf/cubin.js'
+import { packageCoffObject } from '../../elf/coff.js'
 import { packageHostObject } from '../../elf/package.js'
 import { DIAGNOSTIC } from '../../spawn/index.js'
 import type { ChildRusage } from '../../spawn/types.js'
@@ -36,7 +37,10 @@ export interface ToolRunSummary {
 }
 
 export interface ProgramOutput {
-  /** The host ELF relocatable: <name>_cubin, <name>_cubin_size[, <name>_sass, <name>_sass_size]. */
+  /**
+   * The host object, an ELF relocatable (hostOs linux) or a COFF object (windows): <name>_cubin,
+   * <name>_cubin_size[, <name>_sass, <name>_sass_size].
+   */
   object: Buffer
   cubin: Buffer
   /** The dump command's stdout; null without a dumpSassCommand. */
@@ -97,11 +101,8 @@ async function runTools(
   started: number,
   diagnostics: Array<[string, ProgramTool]>,
 ): Promise<Assembled> {
-  if (config.hostOs === 'windows') {
-    throw compileFailed('host operating system windows needs a COFF object, and tileharness can only package ELF so far')
-  }
   if (config.hostArch === 'arm64ec') {
-    throw compileFailed('host architecture arm64ec is a Windows (COFF) target, and tileharness can only package ELF so far')
+    throw compileFailed('host architecture arm64ec: tileharness writes objects for x86_64 and aarch64 only (ELF for linux, COFF for windows)')
   }
   // A cancelled compile touches nothing (docs/toolchain-contract.md, "Cancellation and parallel compiles").
   if (callerSignal?.aborted) throw compileFailed('the compile was aborted before ptxas started', { toolStatus: 'aborted' })
@@ -187,7 +188,9 @@ export function packageOutput(config: ResolvedConfig, assembled: Assembled, fina
   if (!assembled.ok) throw assembled.error
   let object: Buffer
   try {
-    object = packageHostObject({
+    // ELF for linux, COFF for windows: the same sections and symbols (lib/elf/coff.ts).
+    const packageObject = config.hostOs === 'windows' ? packageCoffObject : packageHostObject
+    object = packageObject({
       cubin: assembled.cubin,
       name: config.name,
       hostArch: config.hostArch as 'x86_64' | 'aarch64',
