@@ -176,7 +176,8 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
   if (args.input !== null) {
     const fromStdin = args.input === '-'
     try {
-      input = readFileSync(fromStdin ? process.stdin.fd : args.input)
+      // fd 0 itself: process.stdin would make a stream of it, which may set it non-blocking.
+      input = readFileSync(fromStdin ? 0 : args.input)
     } catch (error) {
       say(`cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: ${errnoText(error)}`)
       return CONFIGURATION
@@ -307,6 +308,7 @@ function summaryJson(output: string, args: CompileArgs, r: ProgramOutput): strin
     sm: r.sm,
     optLevel: args.optLevel ?? 3,
     hostArch: args.hostArch ?? defaultHostArch(),
+    hostOs: args.hostOs ?? 'linux',
     kernels: r.kernels.map((k) => ({ name: k.name, registers: k.registers })),
     cubinBytes: r.cubin.length,
     objectBytes: r.object.length,

@@ -101,7 +101,7 @@ t.test('--json prints a JSON summary', skipWithoutPtxas, async (t) => {
   t.equal(r.exitCode, 0)
   const summary = JSON.parse(r.out)
   t.match(summary, {
-    status: 0, output: 'reduce.sm_121.o', gpuName: 'sm_121', sm: 121, optLevel: 2,
+    status: 0, output: 'reduce.sm_121.o', gpuName: 'sm_121', sm: 121, optLevel: 2, hostOs: 'linux',
     kernels: [{ name: 'reduce', registers: Number }], sassBytes: null, dumpSass: null,
     ptxas: { inputRoute: 'argv', durationMs: Number, userCPUMs: Number, maxRSSKiB: Number, diagnostics: '' },
   })
@@ -119,8 +119,9 @@ t.test('--host-os windows writes the COFF object for the host arch', skipWithout
   const dir = tempDir(t)
   const cubin = runPtxas(examplePtx('vadd', 'sm_100'), { gpuName: 'sm_100' }).cubin!
   for (const hostArch of ['x86_64', 'aarch64'] as const) {
-    const r = cli(dir, ['--host-os', 'windows', '--host-arch', hostArch, '-o', `vadd-${hostArch}.obj`])
+    const r = cli(dir, ['--host-os', 'windows', '--host-arch', hostArch, '-o', `vadd-${hostArch}.obj`, '--json'])
     t.equal(r.exitCode, 0, r.err)
+    t.match(JSON.parse(r.out), { hostOs: 'windows', hostArch, objectBytes: fs.statSync(path.join(dir, `vadd-${hostArch}.obj`)).size })
     const object = fs.readFileSync(path.join(dir, `vadd-${hostArch}.obj`))
     t.ok(object.equals(packageCoffObject({ cubin, name: 'vadd', hostArch })), `${hostArch}: packageCoffObject's object for ptxas's cubin`)
   }
