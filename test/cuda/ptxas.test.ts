@@ -3,7 +3,7 @@
 import t from 'tap'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { runPtxas, runPtxasAsync, renamePtxasInput, KnobFileError, type RunPtxasOptions, type PtxasRun } from '../../lib/cuda/index.js'
+import { dumpSass, dumpSassAsync, runPtxas, runPtxasAsync, renamePtxasInput, KnobFileError, type RunPtxasOptions, type PtxasRun } from '../../lib/cuda/index.js'
 import { DIAGNOSTIC } from '../../lib/spawn/index.js'
 import { bigPtx, fakeTool, kernelPtx, openFds, ptxasFromShell, scratchDir, skipWithoutPtxas, MINIMAL_PTX } from '../fixtures/cuda/helpers.js'
 
@@ -173,6 +173,10 @@ t.test('a temp file that cannot be made is a TempFileError with the cause, and n
     }, api)
   }
   t.same(readdirSync(dir), ['ptxas'], 'ptxas never started')
+  // The SASS dump's temp cubin, likewise.
+  const error = { name: 'TempFileError', code: 'ENOENT', file: 'k.cubin', message: `cannot create a temp file for k.cubin in '${missing}': no such file or directory (ENOENT)` }
+  t.throws(() => dumpSass(Buffer.from('cubin'), { command: 'true', tempRoot: missing, inputBaseName: 'k' }), error, 'dumpSass')
+  await t.rejects(dumpSassAsync(Buffer.from('cubin'), { command: 'true', tempRoot: missing, inputBaseName: 'k' }), error, 'dumpSassAsync')
 })
 
 // Fake ptxas scripts only: these rows run without a real ptxas too.

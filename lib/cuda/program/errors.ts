@@ -12,8 +12,9 @@ export type ProgramErrorStatus = Exclude<ProgramStatus, 0>
  * The table by status, each message verbatim. Status 1 is in it for completeness: in JavaScript a
  * failed allocation throws before any code of ours could report it. Where tileiras names its own
  * input, Tile IR, these name ours, PTX: status 3 (tileiras: "input does not correspond to Tile IR
- * bytecode") and status 5 (tileiras: "failed to compile PTX program"); a PTX module that
- * fails must not be reported as a Tile IR program. Every other row is tileiras's, word for word.
+ * bytecode") and status 5 (tileiras: "failed to compile Tile IR program"); a PTX module that
+ * fails must not be reported as a Tile IR program. The other rows, and status 3's MLIR suffix, are
+ * tileiras's words.
  */
 const MESSAGES_BY_STATUS = {
   1: { ALLOCATION_FAILED: 'failed to allocate memory for program' },
