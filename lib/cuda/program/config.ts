@@ -5,6 +5,7 @@
 import { invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
 import type { PtxModule } from '../../ptx/types.js'
 import { DEFAULT_OPT_LEVEL } from '../ptxas-argv.js'
+import { PTXAS_ARGV_INPUT } from '../ptxas-input-name.js'
 import { checkBaseName } from '../temp-file.js'
 import { ProgramError, type ProgramTool } from './errors.js'
 import { probePtxText } from './input-probe.js'
@@ -37,7 +38,7 @@ export interface ProgramConfig {
   lineinfo?: boolean
   /** The host object's machine; default this machine's ('x86_64' or 'aarch64'). */
   hostArch?: ProgramHostArch
-  /** Default 'linux'. 'windows' (a COFF object) is accepted here and fails at compile. */
+  /** Default 'linux' (an ELF object); 'windows' gets a COFF object. */
   hostOs?: ProgramHostOs
   /** 'memcheck': ptxas --sanitize memcheck. Default 'none'. */
   sanitize?: ProgramSanitize
@@ -57,6 +58,12 @@ export interface ProgramConfig {
   ptxas?: string
   /** Where private temp files go (a PTX too big for argv, the cubin for the dump); default os.tmpdir(). */
   tempRoot?: string
+  /**
+   * What ptxas's messages call the input: the user's file name, as they would see it. Default
+   * `application ptx input`, ptxas's own name for PTX given as text, on every route the PTX takes
+   * (lib/cuda/ptxas-input-name.ts).
+   */
+  inputName?: string
 }
 
 /** The configuration once checked, with its defaults filled in: what the pipeline runs on. */
@@ -75,6 +82,7 @@ export interface ResolvedConfig {
   env: Record<string, string | undefined> | undefined
   ptxas: string | undefined
   tempRoot: string | undefined
+  inputName: string
 }
 
 /** The host arch of this machine, as tileiras names it. */
@@ -143,6 +151,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
     throw invalidValue('ptxas', 'must not be empty')
   }
   if (config.tempRoot !== undefined) requireString('tempRoot', config.tempRoot)
+  const inputName = requireNoNul('inputName', requireString('inputName', config.inputName ?? PTXAS_ARGV_INPUT))
   return {
     ptx,
     resolved: {
@@ -160,6 +169,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
       env: config.env,
       ptxas: config.ptxas,
       tempRoot: config.tempRoot,
+      inputName,
     },
   }
 }
