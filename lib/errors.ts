@@ -142,3 +142,16 @@ export function requireTimeout(value: unknown): number {
   if (!Number.isInteger(value) || value < 0) throw outOfRange('timeout', 'an integer >= 0 (0 = no timeout)', value)
   return value
 }
+
+// Not an argument error: the text of a system call's failure, for the messages that report one.
+
+/** "no such file or directory (ENOENT)", from a Node errno error; its message otherwise. */
+export function errnoText(error: unknown): string {
+  const e = error as NodeJS.ErrnoException
+  if (typeof e?.code === 'string' && typeof e.syscall === 'string') {
+    // "ENOENT: no such file or directory, open 'x'" -> "no such file or directory (ENOENT)"
+    const what = e.message.replace(/^[A-Z]+: /, '').replace(/, \w+( '.*')?$/, '')
+    return `${what} (${e.code})`
+  }
+  return e instanceof Error ? e.message : String(error)
+}

@@ -81,7 +81,7 @@ class AsyncChild {
   // Converts the spec (may throw: we are inside the JS call) and starts the launch. Failed: the
   // launch failed at once, the result is ready (Raw). Running: the child runs, or its { path }
   // targets are being opened; the result comes through onDone.
-  Started Start(Napi::Object spec, Napi::Value input, Napi::Value onDone, Napi::Value onData) {
+  Started Start(Napi::Object spec, Napi::Value input, Napi::Value onDone, Napi::Value onData, Napi::Value onStdin) {
     size_t maxBuffer = SIZE_MAX;
     ParseSpec(Napi::Env(env_), spec, input, spec_, opts_, maxBuffer);
     outcome_.out.limit = maxBuffer;
@@ -89,6 +89,7 @@ class AsyncChild {
     // Before anything is started: a failure here leaves nothing running.
     if (!onDone_.Hold(env_, onDone, "tileharness:child")) throw Napi::Error::New(Napi::Env(env_), "spawnAsync: cannot hold the callback");
     onData_.Hold(env_, onData, "tileharness:child");
+    onStdin_.Hold(env_, onStdin, "tileharness:child");
     start_ = NowNs();
     std::unique_ptr<PathOpener> opener;
     if (PathOpener::Needed(spec_)) {
@@ -191,6 +192,7 @@ class AsyncChild {
     }
     onDone_.Reset();
     onData_.Reset();
+    onStdin_.Reset();
     Detach();
     CloseAll();
   }
@@ -229,8 +231,8 @@ class AsyncChild {
     if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
     if (child_.stdinW >= 0) {
-      if (opts_.input.empty()) CloseFd(child_.stdinW);
-      else Watch(&inPoll_, child_.stdinW, UV_WRITABLE, OnStdin);
+      if (!opts_.input.empty()) Watch(&inPoll_, child_.stdinW, UV_WRITABLE, OnStdin);
+      else if (!HandOverStdin()) CloseFd(child_.stdinW);
     }
   }
 
@@ -256,6 +258,21 @@ class AsyncChild {
       return;
     }
     self->WatchChild();
+  }
+
+  // startChild's writable stdin: the pipe's write end becomes JavaScript's (onStdin(fd) returns
+  // true once it holds it; a net.Socket then owns and closes it). False when nobody asked for it or
+  // the call could not be made: the fd is still ours to close.
+  bool HandOverStdin() {
+    if (!onStdin_.held()) return false;
+    JsScope scope(env_);
+    napi_value fd, taken = nullptr;
+    bool took = false;
+    if (scope.ok() && napi_create_int32(env_, child_.stdinW, &fd) == napi_ok && onStdin_.Call(1, &fd, &taken) && taken)
+      napi_get_value_bool(env_, taken, &took);
+    onStdin_.Reset();
+    if (took) child_.stdinW = -1;
+    return took;
   }
 
   static bool EmitChunk(void *ctx, const char *data, size_t len) {
@@ -458,6 +475,7 @@ class AsyncChild {
     }
     onDone_.Reset();
     onData_.Reset();
+    onStdin_.Reset();
   }
 
   // Off the killOnExit list: before the reap, after which the pid and pidfd mean nothing.
@@ -529,7 +547,7 @@ class AsyncChild {
   uv_timer_t timer_{};      // the deadline and its escalation
   uv_timer_t killTimer_{};  // kill()'s escalation to SIGKILL
   bool killEscalating_ = false;
-  JsCallback onDone_, onData_;
+  JsCallback onDone_, onData_, onStdin_;
   ChildHandle *handle_ = nullptr;
   napi_ref handleRef_ = nullptr;
 };
@@ -582,9 +600,10 @@ void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
   children->MaybeFinishTeardown();
 }
 
-// spawnAsync(spec, input, onDone(numbers, buffers), onData(stream, chunk) | null)
+// spawnAsync(spec, input, onDone(numbers, buffers), onData(stream, chunk) | null, onStdin(fd) | null)
 //   -> { handle } while running (or opening its { path } targets), or { numbers, buffers } when
-//   the launch failed at once.
+//   the launch failed at once. onStdin, for a stdin pipe with no input, is given the pipe's write
+//   end once the child runs and returns true when it took it.
 Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   AddonData *data = env.GetInstanceData<AddonData>();
@@ -596,7 +615,8 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   std::unique_ptr<AsyncChild> child(new AsyncChild(env, data->children));
   Napi::Object out = Napi::Object::New(env);
   Napi::Value onData = info.Length() > 3 ? info[3] : env.Null();
-  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], onData) == AsyncChild::Started::Failed) {
+  Napi::Value onStdin = info.Length() > 4 ? info[4] : env.Null();
+  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], onData, onStdin) == AsyncChild::Started::Failed) {
     napi_value result[2];
     if (!child->Result(result)) throw Napi::Error::New(env, "spawnAsync: the result could not be handed over");
     out.Set("numbers", Napi::Value(env, result[0]));

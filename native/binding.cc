@@ -101,6 +101,7 @@ static Napi::Object InitTileharness(Napi::Env env, Napi::Object exports) {
   exports.Set("signals", SignalTable(env));
   exports.Set("layout", Layout(env));
   exports.Set("rlimits", RlimitTable(env));
+  exports.Set("cpuSetSize", Napi::Number::New(env, CPU_SETSIZE));  // cpus: each below it
   exports.Set("envLock", HaveNodeEnvLock());
   return exports;
 }

@@ -65,7 +65,12 @@ namespace th {
   X(Signal, "signal")     \
   X(Pipe, "pipe")         \
   X(Fork, "fork")         \
-  X(Spawn, "spawn")
+  X(Spawn, "spawn")       \
+  X(Setgroups, "setgroups") \
+  X(Setgid, "setgid")     \
+  X(Setuid, "setuid")     \
+  X(Setpgid, "setpgid")   \
+  X(Affinity, "affinity")
 
 // Whose resource usage a result reports: X(Enum, 'js name').
 #define TH_RUSAGE_SOURCES(X)     \

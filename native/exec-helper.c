@@ -7,13 +7,21 @@
  * the target's process is new (maxrss starts at zero) and its pre-exec image is this helper's.
  * The helper waits for the target and reports the target's own status and rusage on fd 3.
  *
- *   tileharness-exec [-s] [-r RESOURCE:SOFT:HARD]... [-p PARENT] -- FILE ARGV0 [ARGS...]
+ *   tileharness-exec [-s] [-P PGID] [-r RESOURCE:SOFT:HARD]... [-c CPU,...] [-m UMASK]
+ *                    [-G GID,...] [-g GID] [-u UID] [-p PARENT] -- FILE ARGV0 [ARGS...]
  *
  * The target is the same child the harness would have started itself:
  *   -s    the target starts a new session (it is the group leader the harness's group kills reach;
  *         the helper stays outside, so a group SIGKILL never takes the reporter with it);
+ *   -P    the target's process group: 0, a new one it leads (the group kills reach; the helper
+ *         stays outside, as with -s), or the existing group PGID it joins;
  *   -r    a resource limit set in the target before exec (soft/hard -1: unlimited), never on the
  *         helper, so a small RLIMIT_NOFILE or RLIMIT_NPROC cannot starve the helper's own setup;
+ *   -c    the CPUs the target is pinned to (sched_setaffinity);
+ *   -m    the target's umask (octal);
+ *   -G, -g, -u  the target's supplementary groups (-G '': none), gid and uid, set in that order,
+ *         last before exec; with -g or -u but no -G the groups are cleared where allowed, failure
+ *         ignored (as the harness's own fork path does, and libuv for Node's uid/gid);
  *   -p    killOnExit: the helper dies with PARENT, the harness's process (PR_SET_PDEATHSIG on
  *         itself), and so the target with it. posix_spawn cannot set a death signal, and the
  *         harness starts the helper by posix_spawn, so without this a SIGKILLed harness left the
@@ -26,13 +34,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,8 +52,14 @@
 #include "helper-report.h"
 
 #define MAX_LIMITS 32
+/* Stage numbers: native/boundary.h's TH_STAGES (a wire format, append only). */
 #define STAGE_SETSID 5
 #define STAGE_RLIMIT 6
+#define STAGE_SETGROUPS 11
+#define STAGE_SETGID 12
+#define STAGE_SETUID 13
+#define STAGE_SETPGID 14
+#define STAGE_AFFINITY 15
 
 static volatile pid_t target = 0;
 
@@ -99,14 +116,73 @@ static int parse_limit(const char *s, int *resource, struct rlimit *lim) {
   return 1;
 }
 
+/* A decimal id (uid, gid, pgid, cpu) from 0 to max; -1 when s is not one. */
+static long long parse_id(const char *s, long long max) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end != '\0' || errno != 0 || v < 0 || v > max) return -1;
+  return v;
+}
+
+/* An octal umask from 0 to 0777; -1 when s is not one. */
+static long long parse_umask(const char *s) {
+  char *end;
+  long long v = strtoll(s, &end, 8);
+  if (end == s || *end != '\0' || *s == '-' || *s == '+' || v > 0777) return -1;
+  return v;
+}
+
+/* A comma-separated list of ids into out (malloc'd; may be empty for ""); the count, or -1. */
+static long parse_ids(const char *s, long long max, long long **out) {
+  size_t n = *s ? 1 : 0;
+  for (const char *c = s; *c; c++) n += *c == ',';
+  *out = malloc((n ? n : 1) * sizeof **out);
+  if (!*out) return -1;
+  char buf[32];
+  for (size_t k = 0; k < n; k++) {
+    size_t len = strcspn(s, ",");
+    if (len == 0 || len >= sizeof buf) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (((*out)[k] = parse_id(buf, max)) < 0) return -1;
+    s += len + (s[len] == ',');
+  }
+  return (long)n;
+}
+
 int main(int argc, char **argv) {
   int want_setsid = 0, nlimits = 0, resources[MAX_LIMITS];
   long parent = 0;
   struct rlimit limits[MAX_LIMITS];
+  long long pgid = -1, gid = -1, uid = -1, mask = -1, *ids = NULL;
+  long ngroups = -1, ncpus = 0;
+  gid_t *groups = NULL;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "-s") == 0) {
       want_setsid = 1;
+    } else if (strcmp(argv[i], "-P") == 0 && value && (pgid = parse_id(value, INT_MAX)) >= 0) {
+      i++;
+    } else if (strcmp(argv[i], "-g") == 0 && value && (gid = parse_id(value, 0xfffffffeLL)) >= 0) {
+      i++;
+    } else if (strcmp(argv[i], "-u") == 0 && value && (uid = parse_id(value, 0xfffffffeLL)) >= 0) {
+      i++;
+    } else if (strcmp(argv[i], "-m") == 0 && value && (mask = parse_umask(value)) >= 0) {
+      i++;
+    } else if (strcmp(argv[i], "-G") == 0 && value && (ngroups = parse_ids(value, 0xfffffffeLL, &ids)) >= 0) {
+      groups = malloc((ngroups ? ngroups : 1) * sizeof *groups);
+      if (!groups) return 125;
+      for (long k = 0; k < ngroups; k++) groups[k] = (gid_t)ids[k];
+      free(ids);
+      i++;
+    } else if (strcmp(argv[i], "-c") == 0 && value && (ncpus = parse_ids(value, CPU_SETSIZE - 1, &ids)) > 0) {
+      for (long k = 0; k < ncpus; k++) CPU_SET((int)ids[k], &cpus);
+      free(ids);
+      i++;
     } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc && nlimits < MAX_LIMITS &&
                parse_limit(argv[i + 1], &resources[nlimits], &limits[nlimits])) {
       nlimits++;
@@ -164,12 +240,41 @@ int main(int argc, char **argv) {
       report[0] = STAGE_SETSID;
       report[1] = errno;
     }
+    if (report[0] == 0 && pgid >= 0 && setpgid(0, (pid_t)pgid) < 0) {
+      report[0] = STAGE_SETPGID;
+      report[1] = errno;
+    }
     for (int k = 0; report[0] == 0 && k < nlimits; k++) {
       if (setrlimit((__rlimit_resource_t)resources[k], &limits[k]) < 0) {
         report[0] = STAGE_RLIMIT;
         report[1] = errno;
         report[2] = resources[k];
       }
+    }
+    if (report[0] == 0 && ncpus > 0 && sched_setaffinity(0, sizeof cpus, &cpus) < 0) {
+      report[0] = STAGE_AFFINITY;
+      report[1] = errno;
+    }
+    if (mask >= 0) umask((mode_t)mask);
+    /* Credentials last (a hard rlimit may need root to raise): groups, gid, uid, the order that
+     * cannot leave privileges behind. */
+    if (report[0] == 0 && ngroups < 0 && (gid >= 0 || uid >= 0)) setgroups(0, NULL);
+    if (report[0] == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0) {
+      report[0] = STAGE_SETGROUPS;
+      report[1] = errno;
+    }
+    if (report[0] == 0 && gid >= 0 && setgid((gid_t)gid) < 0) {
+      report[0] = STAGE_SETGID;
+      report[1] = errno;
+    }
+    if (report[0] == 0 && uid >= 0 && setuid((uid_t)uid) < 0) {
+      report[0] = STAGE_SETUID;
+      report[1] = errno;
+    }
+    if (report[0] == 0 && (gid >= 0 || uid >= 0)) {
+      /* A change of credentials clears the death signal (prctl(2)): take it again. */
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != self) _exit(127);
     }
     if (report[0] == 0) {
       sigprocmask(SIG_SETMASK, &old, NULL);
@@ -183,6 +288,10 @@ int main(int argc, char **argv) {
   }
   target = pid;
   close(errpipe[1]);
+  /* The group from this side too, as a shell does: STARTED goes out now, and a group kill sent
+   * before the target's own setpgid would find no group. Whichever runs first wins; the
+   * other's failure (EACCES once the target has exec'd) is harmless and ignored. */
+  if (pgid >= 0) setpgid(pid, pgid == 0 ? pid : (pid_t)pgid);
 
   r.kind = TH_REPORT_STARTED;
   r.pid = pid;

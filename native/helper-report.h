@@ -20,7 +20,7 @@ enum th_report_kind {
   TH_REPORT_EXEC_FAILED = 2, /* exec failed: err is the errno (after the target's own setup) */
   TH_REPORT_STARTED = 3,     /* the target exists: pid */
   TH_REPORT_FORK_FAILED = 4, /* the helper could not create the target: err */
-  TH_REPORT_SETUP_FAILED = 5 /* the target's setup failed: err; stage is 5 (setsid) or 6 (rlimit), detail the resource */
+  TH_REPORT_SETUP_FAILED = 5 /* the target's setup failed: err; stage a TH_STAGES number (setsid, rlimit, setpgid, ...), detail the resource */
 };
 
 struct th_helper_report {

@@ -1,8 +1,9 @@
 // The launcher. Two paths, as tileiras's harness contract has them:
 //
-//   posix_spawn  no session or resource-limit hook is needed: file actions, retried on EINTR.
-//   fork         setsid or rlimits are requested: the child applies redirections, cwd, limits and
-//                setsid itself, then execs.
+//   posix_spawn  no hook is needed: file actions (and a process group), retried on EINTR.
+//   fork         a death signal (killOnExit), setsid, rlimits, credentials, a umask or CPUs are
+//                requested: the child applies redirections, cwd, limits, setsid, its process
+//                group, CPUs, umask and credentials itself, takes the death signal, then execs.
 //
 // The fork path does not call fork(2): copying the page tables of a multi-GiB Node process costs
 // ~40 ms per GiB, which is the cost this package exists to avoid. It uses clone(CLONE_VM |
@@ -25,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,6 +177,11 @@ std::vector<std::string> CandidatePaths(const LaunchSpec &spec) {
 
 enum class IoAction : int { Keep, Dup2, Open, Close, MergeStdout };
 
+// Keep: not touched. Clear: setgroups(0, NULL) with a uid or gid but no groups given, its failure
+// ignored (an unprivileged caller cannot, and has none to shed), as libuv does for Node's uid/gid.
+// Set: the groups given, a failure reported.
+enum class GroupsAction : int { Keep, Clear, Set };
+
 struct ChildIo {
   IoAction action = IoAction::Keep;
   int fd = -1;               // Dup2 source
@@ -190,6 +197,19 @@ struct ChildPlan {
   const char *cwd;  // nullptr: stay
   ChildIo io[3];
   bool setsid;
+  pid_t processGroup;  // -1: stay; 0: lead a new group; else join it
+  bool setAffinity;
+  cpu_set_t cpus;
+  bool setUmask;
+  mode_t umask;
+  // Credentials, applied in the order that cannot leave privileges behind: groups, gid, uid.
+  GroupsAction groupsAction;
+  const gid_t *groups;
+  size_t groupCount;
+  bool setGid;
+  gid_t gid;
+  bool setUid;
+  uid_t uid;
   bool deathSignal;
   pid_t parentPid;
   const struct rlimit *limits;
@@ -221,6 +241,13 @@ struct ChildReport {
   _exit(ExitCodeForSpawnFailure(stage, err));
 }
 
+// PR_SET_PDEATHSIG: a SIGKILLed parent leaves no orphan. Check the parent is still the one that
+// cloned us: it may have died before the prctl took effect.
+void TakeDeathSignal(const ChildPlan *plan) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != plan->parentPid) _exit(ExitCodeForSpawnFailure(Stage::Signal, ESRCH));
+}
+
 __attribute__((noinline)) int ChildMain(void *arg) {
   const ChildPlan *plan = static_cast<const ChildPlan *>(arg);
 
@@ -230,12 +257,7 @@ __attribute__((noinline)) int ChildMain(void *arg) {
   }
   if (sigprocmask(SIG_SETMASK, &plan->emptyMask, nullptr) < 0) ChildFail(plan, Stage::Signal, errno);
 
-  if (plan->deathSignal) {
-    // PR_SET_PDEATHSIG: a SIGKILLed parent leaves no orphan. Check the parent is still the one
-    // that cloned us: it may have died before the prctl took effect.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != plan->parentPid) _exit(ExitCodeForSpawnFailure(Stage::Signal, ESRCH));
-  }
+  if (plan->deathSignal) TakeDeathSignal(plan);
 
   // Redirections, in order 0, 1, 2. Every Dup2 source is >= 3 (LiftAboveStdio), so no target can
   // clobber a source still to be used.
@@ -284,6 +306,26 @@ __attribute__((noinline)) int ChildMain(void *arg) {
       ChildFail(plan, Stage::Rlimit, errno, plan->limitResources[i]);
 
   if (plan->setsid && setsid() < 0) ChildFail(plan, Stage::Setsid, errno);
+  if (plan->processGroup >= 0 && setpgid(0, plan->processGroup) < 0) ChildFail(plan, Stage::Setpgid, errno);
+  if (plan->setAffinity && sched_setaffinity(0, sizeof plan->cpus, &plan->cpus) < 0) ChildFail(plan, Stage::Affinity, errno);
+  if (plan->setUmask) umask(plan->umask);
+
+  // Credentials, last before exec (rlimits above may need root to raise a hard limit): groups,
+  // then gid, then uid, the one order that cannot leave privileges behind (after setuid, neither
+  // of the others is allowed any more). Raw system calls, not glibc's wrappers: in a process it
+  // believes multi-threaded, glibc's setuid/setgid/setgroups signal every thread of the parent
+  // (SIGSETXID) and wait for them under a lock, which this child, sharing the parent's memory
+  // but not its threads, must never do. The raw call changes this one thread, which is all the
+  // child is. (CPython refuses vfork for these for the same reason; we keep it, without glibc.)
+  if (plan->groupsAction == GroupsAction::Clear) {
+    syscall(SYS_setgroups, 0, nullptr);
+  } else if (plan->groupsAction == GroupsAction::Set && syscall(SYS_setgroups, plan->groupCount, plan->groups) < 0) {
+    ChildFail(plan, Stage::Setgroups, errno);
+  }
+  if (plan->setGid && syscall(SYS_setgid, plan->gid) < 0) ChildFail(plan, Stage::Setgid, errno);
+  if (plan->setUid && syscall(SYS_setuid, plan->uid) < 0) ChildFail(plan, Stage::Setuid, errno);
+  // A change of credentials clears the death signal (prctl(2)): take it again as the new user.
+  if (plan->deathSignal && (plan->setGid || plan->setUid)) TakeDeathSignal(plan);
 
   // Only 0..2 (and the report fd when measuring; the error channel until exec closes it) survive.
   unsigned first = plan->reportFd >= 0 ? kReportFd + 1 : 3;
@@ -466,6 +508,10 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
   sa.Check(posix_spawnattr_setsigmask(&sa.attr, &none));
   short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
   if (spec.setsid) flags |= POSIX_SPAWN_SETSID;
+  if (spec.processGroup >= 0) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    sa.Check(posix_spawnattr_setpgroup(&sa.attr, spec.processGroup));
+  }
   sa.Check(posix_spawnattr_setflags(&sa.attr, flags));
   if (sa.err) {
     // A file action or attribute glibc refused (ENOMEM; EBADF for an fd beyond the table): the
@@ -499,6 +545,13 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
         // Not exec's error but clone's (RLIMIT_NPROC, or the process table is full): no child
         // was created. Reported as the fork path reports its own clone failing.
         Fail(out, Stage::Fork, err);
+        return;
+      }
+      if (err == EPERM && spec.processGroup > 0) {
+        // glibc's child reports a failing setpgid as it reports exec. Joining a group fails with
+        // EPERM (no such group in this session), which exec gives only for a set-user-ID program
+        // on a nosuid mount or a traced child: taken as the join's.
+        Fail(out, Stage::Setpgid, err);
         return;
       }
     }
@@ -557,6 +610,19 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
     }
   }
   plan.setsid = spec.setsid;
+  plan.processGroup = spec.processGroup;
+  plan.setAffinity = !spec.cpus.empty();
+  CPU_ZERO(&plan.cpus);
+  for (int cpu : spec.cpus) CPU_SET(cpu, &plan.cpus);  // each < CPU_SETSIZE (normalize.ts)
+  plan.setUmask = spec.hasUmask;
+  plan.umask = spec.umask;
+  plan.groupsAction = spec.hasGroups ? GroupsAction::Set : (spec.hasUid || spec.hasGid ? GroupsAction::Clear : GroupsAction::Keep);
+  plan.groups = spec.groups.data();
+  plan.groupCount = spec.groups.size();
+  plan.setGid = spec.hasGid;
+  plan.gid = spec.gid;
+  plan.setUid = spec.hasUid;
+  plan.uid = spec.uid;
   plan.deathSignal = spec.deathSignal;
   plan.parentPid = getpid();
   plan.limits = limits.data();
@@ -614,8 +680,9 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
 }  // namespace
 
 bool UsesForkPath(const LaunchSpec &spec) {
-  return spec.launcher == LauncherChoice::Fork ||
-         (spec.launcher == LauncherChoice::Auto && (spec.setsid || !spec.rlimits.empty()));
+  bool needsFork = spec.deathSignal || spec.setsid || !spec.rlimits.empty() || spec.hasUid || spec.hasGid ||
+                   spec.hasGroups || spec.hasUmask || !spec.cpus.empty();
+  return spec.launcher == LauncherChoice::Fork || (spec.launcher == LauncherChoice::Auto && needsFork);
 }
 
 Launched Launch(const LaunchSpec &spec) {

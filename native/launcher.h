@@ -3,6 +3,7 @@
 // setsid, then exec). Waiting lives in waiter.h; this file only starts children.
 #pragma once
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -38,10 +39,21 @@ struct LaunchSpec {
   bool setsid = false;
   bool deathSignal = false;       // fork path: PR_SET_PDEATHSIG(SIGKILL)
   std::vector<RlimitSetting> rlimits;
+  // Credentials and umask (fork path: posix_spawn cannot change them). With a uid or gid but no
+  // groups, the supplementary groups are cleared where that is allowed (as libuv does).
+  bool hasUid = false, hasGid = false, hasGroups = false, hasUmask = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  mode_t umask = 0;
+  // -1: the parent's process group; 0: a new group the child leads; else the group it joins.
+  pid_t processGroup = -1;
+  std::vector<int> cpus;  // the CPUs the child is pinned to (fork path); empty: inherited
   LauncherChoice launcher = LauncherChoice::Auto;
   // measure: the program is the measuring helper (native/exec-helper.c); the child gets the write
   // end of a report pipe as fd 3, and everything from fd 4 up is closed. The target's setsid and
-  // rlimits are the helper's to apply (its options), so setsid/rlimits here are the helper's own.
+  // rlimits (and credentials, umask, process group, CPUs) are the helper's to apply (its options),
+  // so those fields here are the helper's own.
   bool measure = false;
   // Open a pidfd for the child (to poll for its exit, or signal it without a pid-reuse race).
   // Without one the sync waiter blocks in wait4, the contract's plain shape.
@@ -77,14 +89,15 @@ struct Launched {
 // must have been opened already (spec.io[i].fd, see path-open.h); Launch does not close them.
 Launched Launch(const LaunchSpec &spec);
 
-// Whether Launch takes the fork path for this spec (asked for, or setsid/rlimits need it).
+// Whether Launch takes the fork path for this spec (asked for, or what posix_spawn cannot do is
+// asked for: the death signal, setsid, rlimits, credentials, umask, CPUs).
 bool UsesForkPath(const LaunchSpec &spec);
 
 // A running child as the code that signals it sees it.
 struct ChildRef {
   pid_t pid = 0;
   int pidfd = -1;
-  bool group = false;  // setsid: signals go to its whole process group
+  bool group = false;  // setsid or a new process group: signals go to its whole process group
   // Known to have exited before it could be watched (a measured target its helper has already
   // reaped): nothing is sent to its pid, which may be another process's by now.
   bool exited = false;

@@ -33,17 +33,31 @@ double GetNumber(Napi::Env env, Napi::Object obj, const char *key) {
 
 bool GetBool(Napi::Object obj, const char *key) { return obj.Get(key).ToBoolean().Value(); }
 
-std::vector<std::string> GetStrings(Napi::Env env, Napi::Value v, const char *key) {
-  if (!v.IsArray()) ThrowType(env, std::string(key) + " must be an array of strings");
+// The elements of an array, each of which must pass `is`, converted by `get`.
+template <typename T, typename Is, typename Get>
+std::vector<T> GetArray(Napi::Env env, Napi::Value v, const char *key, const char *of, Is is, Get get) {
+  if (!v.IsArray()) ThrowType(env, std::string(key) + " must be an array of " + of);
   Napi::Array arr = v.As<Napi::Array>();
-  std::vector<std::string> out;
+  std::vector<T> out;
   out.reserve(arr.Length());
   for (uint32_t i = 0; i < arr.Length(); i++) {
-    Napi::Value s = arr.Get(i);
-    if (!s.IsString()) ThrowType(env, std::string(key) + " must be an array of strings");
-    out.push_back(s.As<Napi::String>().Utf8Value());
+    Napi::Value e = arr.Get(i);
+    if (!is(e)) ThrowType(env, std::string(key) + " must be an array of " + of);
+    out.push_back(get(e));
   }
   return out;
+}
+
+std::vector<std::string> GetStrings(Napi::Env env, Napi::Value v, const char *key) {
+  return GetArray<std::string>(
+      env, v, key, "strings", [](Napi::Value e) { return e.IsString(); },
+      [](Napi::Value e) { return e.As<Napi::String>().Utf8Value(); });
+}
+
+std::vector<double> GetNumbers(Napi::Env env, Napi::Value v, const char *key) {
+  return GetArray<double>(
+      env, v, key, "numbers", [](Napi::Value e) { return e.IsNumber(); },
+      [](Napi::Value e) { return e.As<Napi::Number>().DoubleValue(); });
 }
 
 rlim_t ToRlim(double v) { return v < 0 || std::isinf(v) ? RLIM_INFINITY : static_cast<rlim_t>(v); }
@@ -112,6 +126,24 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
     if (!t.Get(0u).IsNumber() || !t.Get(1u).IsNumber() || !t.Get(2u).IsNumber()) ThrowType(env, "rlimits entries are numbers");
     spec.rlimits.push_back({t.Get(0u).As<Napi::Number>().Int32Value(), ToRlim(t.Get(1u).As<Napi::Number>().DoubleValue()),
                             ToRlim(t.Get(2u).As<Napi::Number>().DoubleValue())});
+  }
+  // Credentials, umask, process group, CPUs: -1 (or null, or empty) for "not given".
+  double uid = GetNumber(env, o, "uid"), gid = GetNumber(env, o, "gid"), mask = GetNumber(env, o, "umask");
+  spec.hasUid = uid >= 0;
+  spec.uid = spec.hasUid ? static_cast<uid_t>(uid) : 0;
+  spec.hasGid = gid >= 0;
+  spec.gid = spec.hasGid ? static_cast<gid_t>(gid) : 0;
+  spec.hasUmask = mask >= 0;
+  spec.umask = spec.hasUmask ? static_cast<mode_t>(mask) : 0;
+  Napi::Value groups = o.Get("groups");
+  if (!groups.IsNull()) {
+    spec.hasGroups = true;
+    for (double g : GetNumbers(env, groups, "groups")) spec.groups.push_back(static_cast<gid_t>(g));
+  }
+  spec.processGroup = static_cast<pid_t>(GetNumber(env, o, "processGroup"));
+  for (double c : GetNumbers(env, o.Get("cpus"), "cpus")) {
+    if (!(c >= 0 && c < CPU_SETSIZE)) ThrowType(env, "cpus entries must be below CPU_SETSIZE");
+    spec.cpus.push_back(static_cast<int>(c));
   }
   double launcher = GetNumber(env, o, "launcher");
   if (!(launcher >= 0 && launcher <= static_cast<double>(LauncherChoice::Fork))) ThrowType(env, "bad launcher");

@@ -172,6 +172,12 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   }
   // The target never ran the program: reported as the unmeasured launch reports it, with the
   // same stage and errno, and the same pid rule (posix_spawn: 0; the fork path: the child's).
+  // The helper numbers its setup stages by hand (exec-helper.c's STAGE_*): held to TH_STAGES here.
+  static_assert(static_cast<int>(Stage::Setsid) == 5 && static_cast<int>(Stage::Rlimit) == 6 &&
+                    static_cast<int>(Stage::Setgroups) == 11 && static_cast<int>(Stage::Setgid) == 12 &&
+                    static_cast<int>(Stage::Setuid) == 13 && static_cast<int>(Stage::Setpgid) == 14 &&
+                    static_cast<int>(Stage::Affinity) == 15,
+                "native/exec-helper.c's STAGE_* numbers");
   Stage stage = report.kind == TH_REPORT_EXEC_FAILED ? Stage::Exec : static_cast<Stage>(report.stage);
   child.stage = stage;
   child.err = report.err;

@@ -66,8 +66,9 @@ function readResults(file) {
   const machine = need(/^\*\*Machine:\*\* (\d+) cores \(.*?\), ([\d.]+) GiB RAM, Linux (\d+\.\d+)[^,]*, glibc ([\d.]+), Node v([\d.]+)/m.exec(doc), 'machine line')
   const minutes = need(/ in ([\d.]+) min\./.exec(doc), 'run time')[1]
   const scale = tableRows(sectionOf(doc, 'Async API at scale') ?? '').filter(r => r[0] !== 'figure')
+  const accuracy = tableRows(sectionOf(doc, '7. `tileharness bench` against hyperfine') ?? '').filter(r => r[0].startsWith('`'))
   const scaleMachine = /^## Async API at scale\n\n\*\*Machine:\*\* (\d+) cores \(.*?\), ([\d.]+) GiB RAM, Linux [^,]*, Node v([\d.]+), [^,]*(?:, load average ([\d.]+))?/m.exec(doc)
-  return { row1, gap, asyncRows, forkRows, find, machine, minutes, scale, scaleMachine }
+  return { row1, gap, asyncRows, forkRows, find, machine, minutes, scale, scaleMachine, accuracy }
 }
 
 // ---- what each generated part says ----------------------------------------------------------
@@ -126,6 +127,13 @@ function parts(results) {
       `| ptxas through the harness vs run directly | ${ratio(ptxas[2])} |`,
       `| fork path vs posix_spawn path at 4 GiB (target ≤ 1.5x) | ${ratio(r.forkRows[2][2])} |`,
     ].join('\n'),
+    'bench accuracy': r.accuracy.length === 0
+      ? '(no row 7 in bench/RESULTS.md yet: npm run bench, with hyperfine installed)'
+      : [
+          '| median of one run | `hyperfine -N` | `tileharness bench` | `bench --no-measure` |',
+          '| --- | --- | --- | --- |',
+          ...r.accuracy.map(row => `| ${row[0].replace(/ \(\d+\)$/, '')} | ${row[1]} | ${row[2]} | ${row[3]} |`),
+        ].join('\n'),
     'scale table': r.scale.length === 0
       ? '(no "## Async API at scale" section in bench/RESULTS.md yet: npm run bench:scale -- --results)'
       : ['| figure | value |', '| --- | --- |', ...r.scale.map(([k, v]) => `| ${k} | ${v} |`)].join('\n'),

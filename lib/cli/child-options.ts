@@ -2,12 +2,14 @@
 // reading of them, so the two commands take the same words the same way.
 import type { ChildSpec } from '../spawn/index.js'
 import { HELP_OPTION, LAUNCHERS, oneOf, type OptionTable } from './options.js'
-import { parseDuration, parseRlimit } from './units.js'
+import { native } from '../spawn/native.js'
+import { parseCpuList, parseDuration, parseRlimit } from './units.js'
 
 export const CHILD_OPTIONS: OptionTable = {
   timeout: { kind: 'value' },
   rlimit: { kind: 'value' },
   launcher: { kind: 'value' },
+  cpu: { kind: 'value' },
   'no-measure': { kind: 'flag' },
   help: HELP_OPTION,
 }
@@ -19,11 +21,13 @@ export interface ChildOptions {
   rlimits: Record<string, unknown>
   launcher: 'auto' | 'posix_spawn' | 'fork'
   measure: boolean
+  /** --cpu: the CPUs each child is pinned to (sched_setaffinity in the child); null: not pinned. */
+  cpus: number[] | null
 }
 
 /** Measured by default: users of /usr/bin/time -v want the child's own max RSS, not Node's. */
 export function defaultChildOptions(): ChildOptions {
-  return { timeoutMs: 0, rlimits: {}, launcher: 'auto', measure: true }
+  return { timeoutMs: 0, rlimits: {}, launcher: 'auto', measure: true, cpus: null }
 }
 
 /** Reads one of CHILD_OPTIONS into `into`; false when `name` is not one of them. */
@@ -33,15 +37,17 @@ export function takeChildOption(into: ChildOptions, name: string, value: string 
     case 'rlimit': { const [limit, v] = parseRlimit(value!); into.rlimits[limit] = v; return true }
     case 'launcher': into.launcher = oneOf(value!, LAUNCHERS, option); return true
     case 'no-measure': into.measure = false; return true
+    case 'cpu': into.cpus = parseCpuList(value!, option, native.cpuSetSize); return true
     default: return false
   }
 }
 
 /** The spec fields the shared options set. */
-export function childSpecOf(o: ChildOptions): Pick<ChildSpec, 'timeout' | 'rlimits' | 'launcher' | 'measure'> {
+export function childSpecOf(o: ChildOptions): Pick<ChildSpec, 'timeout' | 'rlimits' | 'launcher' | 'measure' | 'cpus'> {
   return {
     ...(o.timeoutMs > 0 ? { timeout: o.timeoutMs } : {}),
     ...(Object.keys(o.rlimits).length ? { rlimits: o.rlimits as ChildSpec['rlimits'] } : {}),
+    ...(o.cpus ? { cpus: o.cpus } : {}),
     launcher: o.launcher,
     measure: o.measure,
   }

@@ -30,9 +30,9 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
   [3, 'INPUT is not PTX text (Tile IR and MLIR bytecode are named as such)'],
   [5, 'the compile failed: ptxas, fatbinary (several targets, --ptx) or the SASS dump command failed, ' +
     'could not be started, timed out or was killed (^C, TERM); PTX without a kernel compiled without -c; ' +
-    'a Windows host (--host-os windows, --host-arch arm64ec: the Program ' +
-    'accepts them, and compile fails because only ELF can be packaged); the object could not be ' +
-    'written after the compile (a full disk, an output that changed into one that is refused)'],
+    'a temp file it needed could not be made; --host-arch arm64ec (the ' +
+    'Program accepts it, and no ARM64EC object can be written); the object could not be written ' +
+    'after the compile (a full disk, an output that changed into one that is refused)'],
 ]
 
 export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name sm_100] [--allow-any-target] [-O 0-3]
@@ -41,9 +41,10 @@ export const COMPILE_USAGE = `usage: tileharness compile [INPUT.ptx] [--gpu-name
                            [--dump-sass ['nvdisasm -c']] [--sanitize memcheck] [--timeout D]
                            [-o OUT.o] [--name NAME] [--json] [--example vadd|saxpy|reduce|cluster]
 
-Assembles PTX with ptxas into a host ELF object holding the cubin (for several targets or --ptx,
-a fat binary; with --dump-sass, also its SASS text). Without INPUT it compiles a built-in example
-kernel (default vadd).
+Assembles PTX with ptxas into a host object (ELF; COFF with --host-os windows) holding the
+cubin (for several targets or --ptx, a fat binary; with --dump-sass, also its SASS text). Without
+INPUT it compiles a built-in example kernel (default vadd); INPUT - reads the PTX from standard
+input. ptxas's messages name INPUT as given ('<stdin>' for -).
 
   --gpu-name NAME      the target: sm_100 (default), sm_103, sm_110, sm_120 or sm_121, or an
                        architecture-specific or family one ptxas accepts (sm_90a, sm_100a, sm_100f);
@@ -60,7 +61,7 @@ kernel (default vadd).
   --ptxas-options OPTS more ptxas options ('--maxrregcount 32 -v'; may be repeated), each one
                        this ptxas lists in its --help and none that compile sets itself
   --host-arch ARCH     the object's machine: x86_64 or aarch64 (default: this machine's)
-  --host-os OS         linux (default); windows (and --host-arch arm64ec) need COFF: not yet
+  --host-os OS         linux (default: an ELF object) or windows (a COFF object)
   --dump-sass [CMD]    run CMD (default '${DEFAULT_DUMP_SASS_COMMAND}') on the cubin, put its output in .nvdisasm;
                        a following argument is CMD unless it starts with '-' or ends in .ptx
   --sanitize memcheck  ptxas --sanitize memcheck
@@ -205,16 +206,21 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
   let input: Buffer | PtxModule
   let name: string
   let output: string
+  // What ptxas's messages call the input: the file as it was named here (lib/cuda/ptxas-input-name.ts).
+  let inputName: string | undefined
   if (args.input !== null) {
+    const fromStdin = args.input === '-'
     try {
-      input = readFileSync(args.input)
+      // fd 0 itself: process.stdin would make a stream of it, which may set it non-blocking.
+      input = readFileSync(fromStdin ? 0 : args.input)
     } catch (error) {
-      say(`cannot read '${args.input}': ${errnoText(error)}`)
+      say(`cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: ${errnoText(error)}`)
       return CONFIGURATION
     }
-    const base = parse(args.input).name
+    const base = fromStdin ? 'stdin' : parse(args.input).name
     name = args.name ?? cIdentifier(base)
     output = args.output ?? `${base}.o`
+    inputName = fromStdin ? '<stdin>' : args.input
   } else {
     const example = args.example ?? 'vadd'
     // The example is built for the target, so the target is checked first (the input is ours and
@@ -262,6 +268,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     dumpSassCommand: args.dumpSass,
     allowAnyTarget: args.allowAnyTarget,
     name,
+    ...(inputName === undefined ? {} : { inputName }),
     // ptxas's (and the dump command's) own words, as they wrote them.
     onDiagnostic: (text) => { process.stderr.write(text) },
   }
@@ -358,6 +365,7 @@ function summaryJson(output: string, args: CompileArgs, r: ProgramOutput): strin
     arch: r.arch,
     optLevel: args.optLevel ?? 3,
     hostArch: args.hostArch ?? defaultHostArch(),
+    hostOs: args.hostOs ?? 'linux',
     kernels: r.kernels.map((k) => ({ name: k.name, registers: k.registers })),
     cubinBytes: r.cubin.length,
     objectBytes: r.object.length,

@@ -3,7 +3,8 @@
 // layer holds what parseArgs leaves to its callers: each command's table of options, one-line
 // usage errors in coreutils' words ("unknown option --x", "option --x needs a value"), options
 // given more than once (each occurrence reaches the handler, in order), an option whose value is
-// optional, and operands that end the options (`run`'s command and its arguments).
+// optional, an option that takes several words (`bench -P NAME LO HI`), and operands that end the
+// options (`run`'s command and its arguments).
 
 import { parseArgs } from 'node:util'
 
@@ -34,14 +35,23 @@ export interface OptionSpec {
   /** Other long spellings of the same option (`--output-file` for `--output`); the handler gets the table's name. */
   aliases?: readonly string[]
   takesNext?: (next: string) => boolean
+  /**
+   * 'value' only: how many words it takes (default 1), the first as any value, the rest the
+   * arguments that follow, taken as they are, so a `-5` among them is a word, not an option.
+   */
+  words?: number
 }
 
 /** A command's options, by long name without the dashes. */
 export type OptionTable = Readonly<Record<string, OptionSpec>>
 
 export interface CommandLineHandlers {
-  /** Each option as it comes; `rawName` is how it was written (`-n`, `--runs`), for messages. */
-  option(name: string, value: string | undefined, rawName: string): void
+  /**
+   * Each option as it comes; `rawName` is how it was written (`-n`, `--runs`), for messages;
+   * `words`, its words: all of them for an option of several (`value` is then the first), else
+   * `[value]`, or none.
+   */
+  option(name: string, value: string | undefined, rawName: string, words: string[]): void
   /** Each operand as it comes, in order among the options. */
   operand?(value: string): void
 }
@@ -67,10 +77,14 @@ export function parseCommandLine(
   }))
   // An alias is reported to the handler under the name its table entry has.
   const canonical = new Map(Object.entries(table).flatMap(([name, spec]) => (spec.aliases ?? []).map((alias) => [alias, name])))
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true })
+  // The tokens of argv from `base` on: from 0, then again after each option of several words,
+  // whose words parseArgs could not know it takes. Token indices are relative to `base`.
+  let base = 0
+  const tokenize = () => parseArgs({ args: argv.slice(base), options, strict: false, allowPositionals: true, tokens: true }).tokens
+  let tokens = tokenize()
   const found: string[] = []
   for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i]
+    const token = { ...tokens[i], index: base + tokens[i].index }
     if (token.kind === 'option-terminator') {
       if (operands === 'command') return argv.slice(token.index + 1)
       continue
@@ -91,12 +105,23 @@ export function parseCommandLine(
     if (spec === HELP_OPTION) throw new HelpRequested()
     if (spec.kind === 'optional' && value === undefined) {
       const next = tokens[i + 1]
-      if (next?.kind === 'positional' && next.index === token.index + 1 && spec.takesNext?.(next.value) === true) {
+      if (next?.kind === 'positional' && base + next.index === token.index + 1 && spec.takesNext?.(next.value) === true) {
         value = next.value
         i++
       }
     }
-    handlers.option(name, value, token.rawName)
+    const words = value === undefined ? [] : [value]
+    if (spec.kind === 'value' && (spec.words ?? 1) > 1) {
+      // The other words are the arguments after the option's first, whatever parseArgs made of
+      // them; the arguments after those are tokenized anew.
+      const next = token.index + (token.inlineValue ? 1 : 2)
+      words.push(...argv.slice(next, next + spec.words! - 1))
+      if (words.length < spec.words!) throw new UsageError(`option ${token.rawName} needs ${spec.words} values`)
+      base = next + spec.words! - 1
+      tokens = tokenize()
+      i = -1
+    }
+    handlers.option(name, value, token.rawName, words)
   }
   return operands === 'command' ? [] : found
 }

@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { errnoText } from '../errors.js'
 
 export type OutputTarget =
   /** Standard output or error of this process: `-`, /dev/stdout, /dev/fd/1, /proc/self/fd/2. */
@@ -174,13 +175,5 @@ function writeStream(stream: NodeJS.WriteStream, data: string | Uint8Array): Pro
   })
 }
 
-/** "no such file or directory (ENOENT)", from a Node errno error; its message otherwise. */
-export function errnoText(error: unknown): string {
-  const e = error as NodeJS.ErrnoException
-  if (typeof e?.code === 'string' && typeof e.syscall === 'string') {
-    // "ENOENT: no such file or directory, open 'x'" -> "no such file or directory (ENOENT)"
-    const what = e.message.replace(/^[A-Z]+: /, '').replace(/, \w+( '.*')?$/, '')
-    return `${what} (${e.code})`
-  }
-  return e instanceof Error ? e.message : String(error)
-}
+/** Re-exported for the commands that have always imported it from here. */
+export { errnoText }

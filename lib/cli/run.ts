@@ -11,7 +11,7 @@ export const HARNESS_FAILURE = 125
 
 export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s] [--signal SIG] [--rlimit as=2G]...
                        [--setsid] [--cwd DIR] [--env K=V]... [--merge-stderr] [--launcher L]
-                       [--usage] [--json] [--no-measure] [--] CMD ARGS...
+                       [--cpu LIST] [--usage] [--json] [--no-measure] [--] CMD ARGS...
 
   --timeout D       kill the child after D (500ms, 5s, 2m; a bare number is seconds)
   --kill-after D    send --signal (default TERM) at the deadline, then KILL after D
@@ -24,6 +24,7 @@ export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s
   --env K=V         set a variable in the child's (otherwise inherited) environment
   --merge-stderr    send the child's stderr to its stdout (dup2)
   --launcher L      auto (default), posix_spawn or fork
+  --cpu LIST        pin the child to these CPUs (1, 0,2 or 0-3: taskset -c's list)
   --usage           print a resource report to stderr after the child ends
   --json            print the whole result as JSON on stdout (output captured, base64)
   --no-measure      rusage as wait4 gives it to this process (max RSS then includes this

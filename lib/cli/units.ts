@@ -39,6 +39,19 @@ export function parseRlimit(text: string): [string, number | 'unlimited' | { sof
   return [name, { soft: one(value.slice(0, colon)), hard: one(value.slice(colon + 1)) }]
 }
 
+/** A CPU list as taskset -c takes it: `1`, `0,2`, `0-3,6`; the CPUs, ascending, each below `limit`. */
+export function parseCpuList(text: string, option: string, limit: number): number[] {
+  const cpus = new Set<number>()
+  for (const part of text.split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part)
+    const lo = m ? Number(m[1]) : NaN
+    const hi = m ? Number(m[2] ?? m[1]) : NaN
+    if (!(lo <= hi && hi < limit)) throw new UsageError(`invalid ${option} '${text}' (CPU numbers below ${limit}: 1, 0,2 or 0-3)`)
+    for (let cpu = lo; cpu <= hi; cpu++) cpus.add(cpu)
+  }
+  return [...cpus].sort((a, b) => a - b)
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`
   if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KiB`

@@ -47,6 +47,8 @@ export {
   DEFAULT_OPT_LEVEL,
   type PtxasArgvOptions,
 } from './ptxas-argv.js'
+export { TempFileError } from './temp-file.js'
+export { renamePtxasInput, PTXAS_ARGV_INPUT } from './ptxas-input-name.js'
 export { cubinExtent, splitMergedOutput, type SplitOutput } from './merged-output.js'
 export { decodeToolResult, type ToolStatus, type ToolVerdict } from './tool-status.js'
 export {

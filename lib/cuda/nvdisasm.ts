@@ -81,7 +81,7 @@ export interface SassDump {
   result: ChildResult
 }
 
-/** Dump a cubin's SASS. Throws only for bad input (TypeError/RangeError). */
+/** Dump a cubin's SASS. Throws for bad input (TypeError/RangeError) and a TempFileError when the cubin's temp file cannot be made. */
 export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): SassDump {
   const plan = planDump(commandWords(options), cubin, options, 'sync')
   return withPrivateTempFile(cubinFile(plan), temp => {

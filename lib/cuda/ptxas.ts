@@ -13,6 +13,8 @@
 //     nothing is left there even when this process is SIGKILLed. Where memfd_create is not
 //     available, a private temp file is the fallback. `inputRoute` in the result says which way
 //     it went.
+// ptxas names its input in its messages by where it read it, which on none of these routes is the
+// user's file; with `inputName` the messages name that instead (ptxas-input-name.ts).
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
@@ -20,6 +22,7 @@ import { invalidValue, requireAbortSignal, requireNoNul, requireObject, requireS
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
 import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
+import { PTXAS_ARGV_INPUT, renamePtxasInput } from './ptxas-input-name.js'
 import { checkBaseName, withAnonymousFile, withPrivateTempFile } from './temp-file.js'
 import type { SpawnedEnv } from '../spawn-failure.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
@@ -51,6 +54,12 @@ export interface RunPtxasOptions extends Omit<PtxasArgvOptions, 'ptx' | 'inputFi
   inputRoute?: 'auto' | InputRoute
   /** Name of the PTX file (plus '.ptx') on the file route, and the memfd's label; default 'module'. */
   inputBaseName?: string
+  /**
+   * What ptxas's messages call the input (the user's file name, `<stdin>`): the location in each
+   * `ptxas <location>, line N;` prefix becomes this, whatever the route. Default: ptxas's own
+   * words (`application ptx input`, `/dev/fd/0`, the temp file's path).
+   */
+  inputName?: string
   /** Directory that holds the private temp directory; default os.tmpdir(). */
   tempRoot?: string
   /** Parse the knobs file (when the MLIR_ENABLE_EVO/PTX_KNOBS_PATH gate forwards one) before spawning. */
@@ -68,9 +77,12 @@ export interface PtxasRun {
   ok: boolean
   /** The cubin, only when ptxas exited 0 and wrote a whole one; never partial. */
   cubin: Buffer | null
-  /** ptxas's stderr (in merged mode: the text around the cubin), verbatim, as UTF-8 text. */
+  /**
+   * ptxas's stderr (in merged mode: the text around the cubin), verbatim, as UTF-8 text, except
+   * that with `inputName` its messages' location prefix names the input by that name.
+   */
   diagnostics: string
-  /** The same bytes as `diagnostics`, undecoded. */
+  /** ptxas's stderr as it wrote it, undecoded (the location prefix not renamed). */
   diagnosticBytes: Buffer
   /** The harness's or our one-line verdict; '' on success. */
   message: string
@@ -81,7 +93,10 @@ export interface PtxasRun {
   result: ChildResult
 }
 
-/** Compile PTX text with ptxas. Throws only for bad input (TypeError/RangeError, KnobFileError). */
+/**
+ * Compile PTX text with ptxas. Throws for bad input (TypeError/RangeError, KnobFileError), and a
+ * TempFileError when the PTX needs a temp file (the file route) and it cannot be made.
+ */
 export function runPtxas(ptx: string, options: RunPtxasOptions): PtxasRun {
   const plan = planPtxas(ptx, options, 'sync')
   return withPtxInput(plan, ptx, launch => interpretPtxasResult(spawnChildSync(launch.spawned), launch))
@@ -98,13 +113,13 @@ export async function runPtxasAsync(ptx: string, options: RunPtxasOptions): Prom
  * long as `use` runs (or its promise is pending) and no longer.
  */
 function withPtxInput<T>(plan: PtxasPlan, ptx: string, use: (launch: PtxasLaunch) => T): T {
-  if (plan.inputRoute === 'argv') return use(ptxasLaunch(plan, 'argv', { ptx }))
+  if (plan.inputRoute === 'argv') return use(ptxasLaunch(plan, 'argv', { ptx }, PTXAS_ARGV_INPUT))
   const viaFile = () => withPrivateTempFile({ name: `${plan.inputBaseName}.ptx`, data: ptx, tempRoot: plan.tempRoot },
-    temp => use(ptxasLaunch(plan, 'file', { inputFile: temp!.path })))
+    temp => use(ptxasLaunch(plan, 'file', { inputFile: temp!.path }, temp!.path)))
   if (plan.inputRoute === 'file') return viaFile()
   return withAnonymousFile(`${plan.inputBaseName}.ptx`, ptx, fd => fd === null
     ? viaFile()
-    : use(ptxasLaunch(plan, 'memfd', { inputFile: PTXAS_MEMFD_INPUT }, fd)))
+    : use(ptxasLaunch(plan, 'memfd', { inputFile: PTXAS_MEMFD_INPUT }, PTXAS_MEMFD_INPUT, fd)))
 }
 
 interface PtxasLaunch {
@@ -112,12 +127,18 @@ interface PtxasLaunch {
   inputRoute: InputRoute
   mergeStderr: boolean
   spawned: ChildSpec
+  inputName?: { location: string; name: string }
 }
 
-/** The argv and child spec of one ptxas run, and what interpreting its result needs. */
-function ptxasLaunch(plan: PtxasPlan, inputRoute: InputRoute, input: { ptx: string } | { inputFile: string }, stdin?: number): PtxasLaunch {
+/**
+ * The argv and child spec of one ptxas run, and what interpreting its result needs; `location` is
+ * what ptxas's messages will call the input on this route.
+ */
+function ptxasLaunch(plan: PtxasPlan, inputRoute: InputRoute, input: { ptx: string } | { inputFile: string }, location: string, stdin?: number): PtxasLaunch {
   const argv = ptxasArgv(plan.tokens, input)
-  return { argv, inputRoute, mergeStderr: plan.mergeStderr, spawned: ptxasChildSpec(argv, { ...plan, stdin }) }
+  const launch: PtxasLaunch = { argv, inputRoute, mergeStderr: plan.mergeStderr, spawned: ptxasChildSpec(argv, { ...plan, stdin }) }
+  if (plan.inputName !== undefined) launch.inputName = { location, name: plan.inputName }
+  return launch
 }
 
 interface PtxasPlan {
@@ -125,6 +146,7 @@ interface PtxasPlan {
   tokens: PtxasTokens
   inputRoute: InputRoute
   inputBaseName: string
+  inputName: string | undefined
   tempRoot: string | undefined
   program: string
   env: Record<string, string | undefined> | undefined
@@ -168,6 +190,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
   })
 
   const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
+  const inputName = options.inputName === undefined ? undefined : requireNoNul('inputName', requireString('inputName', options.inputName))
 
   if (options.validateKnobs === true) {
     const knobs = knobsFileFromEnv(options.env ?? process.env)
@@ -177,6 +200,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
     tokens,
     inputRoute,
     inputBaseName,
+    inputName,
     tempRoot: options.tempRoot,
     program,
     env: options.env,
@@ -230,7 +254,14 @@ export function ptxasChildSpec(
  */
 export function interpretPtxasResult(
   result: ChildResult,
-  context: { argv: string[]; inputRoute: InputRoute; mergeStderr: boolean; spawned?: { file: string | URL; env?: SpawnedEnv } },
+  context: {
+    argv: string[]
+    inputRoute: InputRoute
+    mergeStderr: boolean
+    spawned?: { file: string | URL; env?: SpawnedEnv }
+    /** Rename the input in ptxas's messages: `location` (as ptxas calls it) becomes `name`. */
+    inputName?: { location: string; name: string }
+  },
 ): PtxasRun {
   const verdict = decodeToolResult('ptxas', result, context.spawned)
   let status: PtxasStatus = verdict.status
@@ -259,7 +290,9 @@ export function interpretPtxasResult(
     status,
     ok: status === 'ok',
     cubin,
-    diagnostics: diagnosticBytes.toString('utf8'),
+    diagnostics: context.inputName === undefined
+      ? diagnosticBytes.toString('utf8')
+      : renamePtxasInput(diagnosticBytes.toString('utf8'), context.inputName.location, context.inputName.name),
     diagnosticBytes,
     message,
     exitCode: result.exitCode,

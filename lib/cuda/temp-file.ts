@@ -5,17 +5,36 @@
 // available: the cubin nvdisasm reads ("The SASS dump (nvdisasm)"), and the PTX as the fallback.
 // Each lives alone in its own mkdtemp directory (0700), is created exclusively ('wx', 0600) so
 // nothing already there is ever followed or reused, and goes away with its directory; a process
-// killed by SIGKILL cannot remove it.
+// killed by SIGKILL cannot remove it. A temp file that cannot be made (no such temp root, no
+// space, no permission) is a TempFileError, which the Program reports as a failed compile.
 
 import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { invalidValue, requireString } from '../errors.js'
+import { errnoText, invalidValue, requireString } from '../errors.js'
 import { native } from '../spawn/native.js'
 
 export interface PrivateTempFile {
   dir: string
   path: string
+}
+
+/**
+ * A private temp file could not be made: the system's failure, not a bad argument. `tempRoot` is
+ * where it was to go, `file` its name there, `code` the errno's name (ENOENT, ENOSPC, EACCES, ...).
+ */
+export class TempFileError extends Error {
+  readonly code: string
+  readonly tempRoot: string
+  readonly file: string
+
+  constructor(file: string, tempRoot: string, cause: unknown) {
+    super(`cannot create a temp file for ${file} in '${tempRoot}': ${errnoText(cause)}`, { cause })
+    this.name = 'TempFileError'
+    this.code = typeof (cause as NodeJS.ErrnoException)?.code === 'string' ? (cause as NodeJS.ErrnoException).code! : 'EIO'
+    this.tempRoot = tempRoot
+    this.file = file
+  }
 }
 
 /** Longest base name we accept: NAME_MAX (255 bytes) minus room for the extension. */
@@ -36,10 +55,15 @@ export function checkBaseName(field: string, name: unknown): string {
 
 /**
  * Write `data` to <tempRoot>/tileharness-XXXXXX/<name>. On any failure everything created so far
- * is removed before the error propagates.
+ * is removed and a TempFileError says why.
  */
 export function createPrivateTempFile(name: string, data: string | Uint8Array, tempRoot: string = tmpdir()): PrivateTempFile {
-  const dir = mkdtempSync(join(tempRoot, 'tileharness-'))
+  let dir: string
+  try {
+    dir = mkdtempSync(join(tempRoot, 'tileharness-'))
+  } catch (error) {
+    throw new TempFileError(name, tempRoot, error)
+  }
   try {
     chmodSync(dir, 0o700)
     const path = join(dir, name)
@@ -55,7 +79,7 @@ export function createPrivateTempFile(name: string, data: string | Uint8Array, t
     return { dir, path }
   } catch (error) {
     removePrivateTempFile({ dir, path: '' })
-    throw error
+    throw new TempFileError(name, tempRoot, error)
   }
 }
 

@@ -38,7 +38,7 @@ export const SHT_NOBITS = 8
 export const SHT_CUDA_INFO = 0x7000_0000
 /** SHT_LOPROC + 0x86: the type ptxas 13.0 gives .nv.compat (records in the .nv.info format). */
 export const SHT_CUDA_COMPAT = 0x7000_0086
-/** SHT_NOTE: .note.nv.tkinfo, the tool that wrote the cubin and its options. */
+/** SHT_NOTE: a note section (.note.gnu.property in host objects; .note.nv.tkinfo in cubins). */
 export const SHT_NOTE = 7
 /** The note type of .note.nv.tkinfo's record (name "NVIDIA Corp"). */
 export const NT_CUDA_TKINFO = 2000

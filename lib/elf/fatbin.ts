@@ -28,12 +28,15 @@ export const FATBIN_MAGIC = 0xba55ed50
 export const FATBIN_HEADER_SIZE = 16
 export const FATBIN_KIND_PTX = 1
 export const FATBIN_KIND_ELF = 2
-export const FATBIN_FLAG_64BIT = 0x1
-export const FATBIN_FLAG_LINUX = 0x10
-export const FATBIN_FLAG_COMPRESSED_LZ4 = 0x2000
-export const FATBIN_FLAG_COMPRESSED_ZSTD = 0x8000
-export const FATBIN_FLAG_ARCH_SPECIFIC = 0x100000
-export const FATBIN_FLAG_FAMILY = 0x200000
+/** The entry flags this reader knows (the table above). */
+export const FATBIN_FLAGS = Object.freeze({
+  is64Bit: 0x1,
+  linuxHost: 0x10,
+  compressedLz4: 0x2000,
+  compressedZstd: 0x8000,
+  archSpecific: 0x100000,
+  family: 0x200000,
+})
 /** The smallest entry header: every field above through the uncompressed size. */
 const ENTRY_HEADER_MIN = 64
 
@@ -81,14 +84,14 @@ export function readFatbin(bytes: Uint8Array): FatbinEntry[] {
     body.check(at, entryHeaderSize, 'an entry header')
     const sm = body.u32(at + 28, 'an entry SM')
     const flags = body.u32(at + 40, 'entry flags') + body.u32(at + 44, 'entry flags, high half') * 2 ** 32
-    const variant = (flags & FATBIN_FLAG_ARCH_SPECIFIC) !== 0 ? 'a' : (flags & FATBIN_FLAG_FAMILY) !== 0 ? 'f' : ''
+    const variant = (flags & FATBIN_FLAGS.archSpecific) !== 0 ? 'a' : (flags & FATBIN_FLAGS.family) !== 0 ? 'f' : ''
     const kind = kindCode === FATBIN_KIND_PTX ? 'ptx' : 'elf'
     entries.push({
       kind,
       sm,
       arch: `sm_${sm}${variant}`,
       flags,
-      compressed: (flags & (FATBIN_FLAG_COMPRESSED_LZ4 | FATBIN_FLAG_COMPRESSED_ZSTD)) !== 0,
+      compressed: (flags & (FATBIN_FLAGS.compressedLz4 | FATBIN_FLAGS.compressedZstd)) !== 0,
       ptxVersion: kind === 'ptx' ? `${body.u16(at + 26, 'a PTX major version')}.${body.u16(at + 24, 'a PTX minor version')}` : null,
       offset: body.base + at,
       headerSize: entryHeaderSize,

@@ -9,6 +9,7 @@
 //   [1] .rodata          <name>_cubin (8-aligned), <name>_cubin_size (u64), [<name>_sass_size (u64)]
 //                        (with a fat binary instead: <name>_fatbin, <name>_fatbin_size)
 //   [2] .nvdisasm        <name>_sass, NUL-terminated          (only with SASS text)
+//   [n] .note.gnu.property  data only, so compatible with IBT/SHSTK (x86_64), BTI/PAC (aarch64)
 //   [n] .note.GNU-stack  empty: the stack need not be executable, so the linker has nothing to warn
 //   [n] .symtab / .strtab / .shstrtab
 //   section header table
@@ -18,6 +19,7 @@ import {
   STT_OBJECT, STV_DEFAULT,
 } from './constants.js'
 import { elfRangeError, elfTypeError } from './errors.js'
+import { gnuPropertyNote, SHT_NOTE } from './gnu-property.js'
 
 export type HostArch = 'x86_64' | 'aarch64'
 
@@ -55,7 +57,18 @@ const CUBIN_ALIGN = 8
  * (NUL-terminated text in `.nvdisasm`) and `<name>_sass_size` (uint64_t, the length without the NUL).
  */
 export function packageHostObject(input: HostObjectInput): Buffer {
-  const { cubin, image, sassBytes, name, machine } = checkInput(input)
+  const { sections, symbols } = hostObjectLayout(input)
+  sections.push({ name: '.note.gnu.property', type: SHT_NOTE, flags: SHF_ALLOC, align: 8, data: gnuPropertyNote(input.hostArch) })
+  sections.push({ name: '.note.GNU-stack', type: SHT_PROGBITS, flags: 0, align: 1, data: Buffer.alloc(0) })
+  return writeRelocatable(HOST_MACHINES[input.hostArch], sections, symbols)
+}
+
+/**
+ * What a host object holds, whatever its container (ELF here, COFF in coff.ts): its data sections,
+ * all read-only, and the global symbols in them. `input` is checked first.
+ */
+export function hostObjectLayout(input: HostObjectInput): { sections: SectionSpec[]; symbols: SymbolSpec[] } {
+  const { cubin, image, sassBytes, name } = checkInput(input)
 
   const rodataSize = alignUp(cubin.length, CUBIN_ALIGN) + 8 * (sassBytes === undefined ? 1 : 2)
   const rodata = Buffer.alloc(rodataSize)
@@ -81,11 +94,10 @@ export function packageHostObject(input: HostObjectInput): Buffer {
       { name: `${name}_sass_size`, section: 1, value: sassSizeAt, size: 8 },
     )
   }
-  sections.push({ name: '.note.GNU-stack', type: SHT_PROGBITS, flags: 0, align: 1, data: Buffer.alloc(0) })
-  return writeRelocatable(machine, sections, symbols)
+  return { sections, symbols }
 }
 
-function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin' | 'fatbin'; sassBytes: Uint8Array | undefined; name: string; machine: number } {
+function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin' | 'fatbin'; sassBytes: Uint8Array | undefined; name: string } {
   if (typeof input !== 'object' || input === null) throw elfTypeError('input', 'an object { cubin, sass?, name, hostArch }', input)
   const { sass, name, hostArch } = input
   // The device image: a cubin, or a fat binary (its bytes are laid out and aligned the same way).
@@ -112,10 +124,10 @@ function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin'
     const nul = sassBytes.indexOf(0)
     if (nul !== -1) throw elfRangeError('ERR_ELF_INVALID_VALUE', 'sass', `contains a NUL byte at offset ${nul}`)
   }
-  return { cubin, image, sassBytes, name, machine: HOST_MACHINES[hostArch] }
+  return { cubin, image, sassBytes, name }
 }
 
-interface SectionSpec {
+export interface SectionSpec {
   name: string
   type: number
   flags: number
@@ -123,7 +135,7 @@ interface SectionSpec {
   data: Uint8Array
 }
 
-interface SymbolSpec {
+export interface SymbolSpec {
   name: string
   /** Index in the final section header table. */
   section: number
@@ -161,14 +173,8 @@ function writeRelocatable(machine: number, sections: readonly SectionSpec[], sym
   nameOffsets.push(shstrtabName)
 
   // Pass 1: place section contents after the ELF header, each at its alignment.
-  let offset = ELF64_EHDR_SIZE
-  const offsets = all.map((s) => {
-    offset = alignUp(offset, s.align)
-    const at = offset
-    offset += s.data.length
-    return at
-  })
-  const shoff = alignUp(offset, 8)
+  const { offsets, end } = placeSections(ELF64_EHDR_SIZE, all)
+  const shoff = alignUp(end, 8)
   const shnum = all.length + 1
   const out = Buffer.alloc(shoff + ELF64_SHDR_SIZE * shnum)
 
@@ -208,7 +214,7 @@ function writeRelocatable(machine: number, sections: readonly SectionSpec[], sym
 }
 
 /** An ELF string table: offset 0 is the empty string; equal strings share one copy. */
-class StringTable {
+export class StringTable {
   private readonly parts: Buffer[] = [Buffer.alloc(1)]
   private readonly offsets = new Map<string, number>([['', 0]])
   private size = 1
@@ -229,6 +235,20 @@ class StringTable {
   }
 }
 
-function alignUp(value: number, align: number): number {
+/**
+ * Where each section's contents go when they follow one another from `start`, each at its
+ * alignment, and where the last one ends: the first pass of an object writer (ELF or COFF).
+ */
+export function placeSections(start: number, sections: readonly { align: number; data: Uint8Array }[]): { offsets: number[]; end: number } {
+  let end = start
+  const offsets = sections.map((s) => {
+    const at = alignUp(end, s.align)
+    end = at + s.data.length
+    return at
+  })
+  return { offsets, end }
+}
+
+export function alignUp(value: number, align: number): number {
   return Math.ceil(value / align) * align
 }

@@ -1,7 +1,8 @@
 // The async API: the same ChildSpec and ChildResult as spawnChildSync, run on the event loop
 // (native/async.cc watches the child's pidfd and pipes with uv_poll; no threadpool).
-import { Readable } from 'node:stream'
-import { native, type NativeBuffers, type NativeChildHandle } from './native.js'
+import { Socket } from 'node:net'
+import { Readable, Writable } from 'node:stream'
+import { StdioKind, native, type NativeBuffers, type NativeChildHandle } from './native.js'
 import { normalizeSignal, normalizeSpec, type NormalizedSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
@@ -13,9 +14,72 @@ export interface ChildProcess {
   /** Sends `signal` (default: the spec's killSignal, SIGKILL) to the child, or its whole group with
    * setsid; SIGKILL follows after forceKillAfterDelay when the signal is gentler. False once it has ended. */
   kill(signal?: string | number): boolean
+  /**
+   * `stdin: 'pipe'` (and no `input`): the child's stdin, written as it runs, with backpressure
+   * (write() returns false until 'drain') and end() for EOF. A child that stopped reading: the
+   * write's callback gets EPIPE and the stream closes; no 'error' event is thrown from nowhere.
+   * Closed when the child has been reaped. null otherwise.
+   */
+  stdin: Writable | null
   /** The captured output as it arrives; the result still carries the whole buffers. */
   stdout: Readable
   stderr: Readable
+}
+
+/**
+ * startChild's stdin: a Writable in front of the pipe's write end, which the addon hands over once
+ * the child runs (after its { path } targets are opened, so possibly later than startChild's
+ * return); writes made before then wait for it. The pipe itself is a net.Socket: libuv writes it
+ * without blocking and says when it drained, which is the backpressure.
+ */
+class ChildStdin extends Writable {
+  #pipe: Socket | null = null
+  #waiting: (() => void) | null = null
+
+  /** The pipe's write end, from the addon; true: taken (closed by this stream from now on). */
+  attach(fd: number): boolean {
+    if (this.destroyed) return false
+    const pipe = new Socket({ fd, readable: false, writable: true })
+    // Errors come back through the writes' callbacks (below); this listener only keeps an error
+    // with no write waiting on it from being thrown as an uncaught 'error'.
+    pipe.on('error', () => {})
+    this.#pipe = pipe
+    const waiting = this.#waiting
+    this.#waiting = null
+    waiting?.()
+    return true
+  }
+
+  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const pipe = this.#pipe
+    if (!pipe) {
+      this.#waiting = () => this._write(chunk, encoding, callback)
+      return
+    }
+    pipe.write(chunk, error => {
+      if (error && (error as NodeJS.ErrnoException).code === 'EPIPE') {
+        // The child closed its stdin (or exited): what it will not read is dropped, as by a shell.
+        // Destroyed first, so the callback gets EPIPE and no 'error' event follows.
+        this.destroy()
+      }
+      callback(error)
+    })
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (!this.#pipe) {
+      this.#waiting = () => this._final(callback)
+      return
+    }
+    this.#pipe.end(() => callback())
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#pipe?.destroy()
+    this.#pipe = null
+    this.#waiting = null
+    callback(error)
+  }
 }
 
 interface Started {
@@ -25,6 +89,7 @@ interface Started {
 }
 
 interface Streams {
+  stdin: ChildStdin | null
   stdout: Readable
   stderr: Readable
   /** Set once the child is running: the Readables' read() calls it. */
@@ -42,6 +107,8 @@ const removeListener = EventTarget.prototype.removeEventListener
 function start(spec: ChildSpec, streams: Streams | null): Started {
   const normalized: NormalizedSpec = normalizeSpec(spec, 'async')
   const signal = normalized.signal
+  // A stdin pipe with nothing to feed it: startChild's to write.
+  if (streams && normalized.native.stdio[0].kind === StdioKind.pipe && normalized.input === null) streams.stdin = new ChildStdin()
   let aborted = false
   let resolve!: (r: ChildResult) => void
   let reject!: (e: unknown) => void
@@ -69,6 +136,8 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
     } finally {
       streams?.stdout.push(null)
       streams?.stderr.push(null)
+      // The child is gone: nothing reads the pipe any more, and its fd is released.
+      streams?.stdin?.destroy()
     }
   }
 
@@ -77,7 +146,8 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   if (signal && !alreadyAborted) addListener.call(signal, 'abort', onAbort, { once: true })
   let outcome
   try {
-    outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData)
+    const stdin = streams?.stdin
+    outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData, stdin ? fd => stdin.attach(fd) : null)
   } catch (err) {
     if (signal) removeListener.call(signal, 'abort', onAbort)
     throw err
@@ -101,6 +171,7 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
 /** Starts a child and returns a handle: pid, result promise, kill(), and live output streams. */
 export function startChild(spec: ChildSpec): ChildProcess {
   const streams: Streams = {
+    stdin: null,
     stdout: new Readable({ read() { streams.resume?.(1) } }),
     stderr: new Readable({ read() { streams.resume?.(2) } }),
   }
@@ -109,6 +180,7 @@ export function startChild(spec: ChildSpec): ChildProcess {
     get pid() { return started.pid },
     result: started.result,
     kill: started.kill,
+    stdin: streams.stdin,
     stdout: streams.stdout,
     stderr: streams.stderr,
   }

@@ -20,6 +20,16 @@ export interface NativeSpec {
   setsid: boolean
   deathSignal: boolean
   rlimits: Array<[number, number, number]>
+  /** The child's uid, gid and umask; -1: not changed. */
+  uid: number
+  gid: number
+  umask: number
+  /** The supplementary groups; null: not given (cleared where allowed when uid or gid is). */
+  groups: number[] | null
+  /** -1: the parent's process group; 0: a new group the child leads; else the group it joins. */
+  processGroup: number
+  /** The CPUs the child is pinned to; empty: inherited. */
+  cpus: number[]
   launcher: number
   timeout: number
   killSignal: number
@@ -28,7 +38,7 @@ export interface NativeSpec {
   maxBuffer: number
   /** `file` is the measuring helper; the child gets its report pipe. */
   measure: boolean
-  /** Signals go to the child's process group (setsid: the child's, or with measure the target's). */
+  /** Signals go to the child's process group (setsid or a new group: the child's, or with measure the target's). */
   group: boolean
   /** ms the pipes are read on after the exit, while a grandchild holds them. */
   waitDelay: number
@@ -58,6 +68,8 @@ export interface NativeAddon {
   spawnAsync(
     spec: NativeSpec, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
     onData: ((stream: 1 | 2, chunk: Buffer) => boolean) | null,
+    /** A stdin pipe with no input: given the pipe's write end once the child runs; true when taken (then JS closes it). */
+    onStdin?: ((fd: number) => boolean) | null,
   ): SpawnAsyncOutcome
   /** native/boundary.h's lists, by name, in their order. */
   layout: { slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; rusageSources: string[]; length: number }
@@ -68,6 +80,8 @@ export interface NativeAddon {
   anonymousFile(name: string, bytes: Uint8Array): number
   signals: Array<[number, string, string]>
   rlimits: Record<string, number>
+  /** glibc's CPU_SETSIZE: every CPU number in `cpus` is below it. */
+  cpuSetSize: number
 }
 
 const require = createRequire(import.meta.url)

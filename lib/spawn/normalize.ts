@@ -29,6 +29,7 @@ let helperFound = false
 const KNOWN_KEYS = new Set([
   'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
   'forceKillAfterDelay', 'graceTimeout', 'waitDelay', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal', 'measure',
+  'uid', 'gid', 'groups', 'umask', 'processGroup', 'cpus',
 ])
 
 export interface NormalizedSpec {
@@ -41,6 +42,19 @@ export interface NormalizedSpec {
   file: string
   cwd: string | null
   paths: [string | null, string | null, string | null]
+  /** Kept for messages: the ids asked for (null: not given). */
+  ids: ChildIds
+}
+
+/** The child's credentials, umask, process group and CPUs as normalized; null or [] when not given. */
+export interface ChildIds {
+  uid: number | null
+  gid: number | null
+  groups: number[] | null
+  umask: number | null
+  /** 0: a new group the child leads; else the group it joins. */
+  processGroup: number | null
+  cpus: number[]
 }
 
 function cString(field: string, value: unknown): string {
@@ -102,12 +116,14 @@ function stdinTarget(value: unknown): NativeStdio {
     case 'ignore': return { kind: StdioKind.ignore }
     case 'closed': return { kind: StdioKind.closed }
     case 'inherit': return { kind: StdioKind.inherit }
+    // startChild's `stdin` Writable; for the others, a pipe closed at once (the child reads EOF).
+    case 'pipe': return { kind: StdioKind.pipe }
   }
   if (typeof value === 'number') return { kind: StdioKind.fd, fd: fdNumber('stdin', value) }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return pathTarget('stdin', value as Record<string, unknown>, false)
   }
-  throw invalidValue('stdin', `must be 'ignore', 'closed', 'inherit', an fd or { path } (received ${JSON.stringify(value) ?? typeof value})`)
+  throw invalidValue('stdin', `must be 'ignore', 'closed', 'inherit', 'pipe', an fd or { path } (received ${JSON.stringify(value) ?? typeof value})`)
 }
 
 function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
@@ -184,6 +200,52 @@ function resourceLimits(value: unknown): Array<[number, number, number]> {
   return out
 }
 
+/** The largest uid or gid: (uid_t)-1 means "unchanged" to the kernel, so it is not one. */
+const MAX_ID = 0xfffffffe
+/** NGROUPS_MAX on Linux. */
+const MAX_GROUPS = 65536
+
+function idNumber(field: string, value: unknown, max = MAX_ID): number {
+  if (typeof value !== 'number') throw invalidType(field, 'a number', value)
+  if (!Number.isInteger(value) || value < 0 || value > max) throw outOfRange(field, `an integer from 0 to ${max}`, value)
+  return value
+}
+
+function idList(field: string, value: unknown, max: number, most: number): number[] {
+  if (!Array.isArray(value)) throw invalidType(field, 'an array of numbers', value)
+  if (value.length > most) throw outOfRange(`${field}.length`, `at most ${most}`, value.length)
+  // Array.from visits holes too (as undefined), where map would skip them.
+  return Array.from(value as unknown[], (v, i) => idNumber(`${field}[${i}]`, v, max))
+}
+
+function childIds(spec: ChildSpec, setsid: boolean): ChildIds {
+  const ids: ChildIds = { uid: null, gid: null, groups: null, umask: null, processGroup: null, cpus: [] }
+  if (spec.uid !== undefined) ids.uid = idNumber('uid', spec.uid)
+  if (spec.gid !== undefined) ids.gid = idNumber('gid', spec.gid)
+  if (spec.groups !== undefined) ids.groups = idList('groups', spec.groups, MAX_ID, MAX_GROUPS)
+  if (spec.umask !== undefined) ids.umask = idNumber('umask', spec.umask, 0o777)
+  const group = spec.processGroup
+  if (group !== undefined && group !== false) {
+    if (typeof group !== 'boolean' && typeof group !== 'number') throw invalidType('processGroup', 'a boolean or a process group id', group)
+    // true and 0 are setpgid's "a new group, led by the child"; a number is a group to join.
+    ids.processGroup = group === true ? 0 : idNumber('processGroup', group, 2 ** 31 - 1)
+    if (setsid) throw incompatible('processGroup', 'setsid', 'setsid already makes the child lead a new group, in a new session')
+  }
+  if (spec.cpus !== undefined) {
+    ids.cpus = idList('cpus', spec.cpus, native.cpuSetSize - 1, native.cpuSetSize)
+    if (ids.cpus.length === 0) throw outOfRange('cpus', 'a non-empty array of CPU numbers', spec.cpus)
+  }
+  return ids
+}
+
+/** What of ids posix_spawn cannot do, by field name (the process group it can). */
+function forkOnly(ids: ChildIds): string[] {
+  const out: string[] = []
+  for (const key of ['uid', 'gid', 'groups', 'umask'] as const) if (ids[key] !== null) out.push(key)
+  if (ids.cpus.length > 0) out.push('cpus')
+  return out
+}
+
 // An AbortSignal, checked by its brand rather than its prototype chain: a look-alike
 // (Object.create(AbortSignal.prototype)), a Proxy or an object whose getters throw is refused here,
 // before any child starts, and later code can rely on the real thing's behaviour.
@@ -198,12 +260,19 @@ function abortSignal(value: unknown): AbortSignal {
   return value as AbortSignal
 }
 
-// The measuring helper's options (native/exec-helper.c): -s, -r RES:SOFT:HARD for the target;
-// -p PID, killOnExit: the helper, started by posix_spawn, which cannot give it a death signal,
-// takes one itself, so a SIGKILLed harness takes the helper and its target with it.
-function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>, killOnExit: boolean): string[] {
+// The measuring helper's options (native/exec-helper.c): -s, -P PGID, -r RES:SOFT:HARD, -c CPUS,
+// -m UMASK, -G GIDS, -g GID, -u UID for the target; -p PID, killOnExit: the helper, when started
+// by posix_spawn, which cannot give it a death signal, takes one itself, so a SIGKILLed harness
+// takes the helper and its target with it.
+function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>, ids: ChildIds, killOnExit: boolean): string[] {
   const out = setsid ? ['-s'] : []
+  if (ids.processGroup !== null) out.push('-P', String(ids.processGroup))
   for (const [resource, soft, hard] of rlimits) out.push('-r', `${resource}:${soft}:${hard}`)
+  if (ids.cpus.length > 0) out.push('-c', ids.cpus.join(','))
+  if (ids.umask !== null) out.push('-m', ids.umask.toString(8))
+  if (ids.groups !== null) out.push('-G', ids.groups.join(','))
+  if (ids.gid !== null) out.push('-g', String(ids.gid))
+  if (ids.uid !== null) out.push('-u', String(ids.uid))
   if (killOnExit) out.push('-p', String(process.pid))
   return out
 }
@@ -267,6 +336,8 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   if (spec.setsid !== undefined && typeof spec.setsid !== 'boolean') throw invalidType('setsid', 'a boolean', spec.setsid)
   const setsid = spec.setsid === true
   const rlimits = resourceLimits(spec.rlimits)
+  const ids = childIds(spec, setsid)
+  const unspawnable = forkOnly(ids)
 
   let maxBuffer = DEFAULT_MAX_BUFFER
   if (spec.maxBuffer !== undefined) {
@@ -288,6 +359,9 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   }
   if (launcher === LauncherChoice.posix_spawn && rlimits.length > 0) {
     throw incompatible("launcher 'posix_spawn'", 'rlimits', "posix_spawn cannot set resource limits in the child; use 'fork' or 'auto'")
+  }
+  if (launcher === LauncherChoice.posix_spawn && unspawnable.length > 0) {
+    throw incompatible("launcher 'posix_spawn'", unspawnable[0]!, `posix_spawn cannot set ${unspawnable.join(', ')} in the child; use 'fork' or 'auto'`)
   }
 
   if (spec.killOnExit !== undefined && typeof spec.killOnExit !== 'boolean') {
@@ -312,19 +386,27 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   return {
     native: {
       // measure: the helper runs, and runs `file` (looked up on the child's PATH by the helper)
-      // with the target's setsid and rlimits, which it applies in the target, not to itself.
+      // with the target's setsid, rlimits, ids and CPUs, which it applies in the target, not to itself.
       file: measure ? helperPath : file,
-      argv: measure ? [helperPath, ...helperOptions(setsid, rlimits, killOnExit), '--', file, ...argv] : argv,
+      argv: measure ? [helperPath, ...helperOptions(setsid, rlimits, ids, killOnExit), '--', file, ...argv] : argv,
       env: environ,
       cwd,
       stdio: [stdin, stdout, stderr],
       setsid: setsid && !measure,
-      group: setsid,
+      // Kills reach the group the child leads (a new session, or a new group); a group it joins
+      // is someone else's.
+      group: setsid || ids.processGroup === 0,
       deathSignal: killOnExit,
       rlimits: measure ? [] : rlimits,
+      uid: measure || ids.uid === null ? -1 : ids.uid,
+      gid: measure || ids.gid === null ? -1 : ids.gid,
+      umask: measure || ids.umask === null ? -1 : ids.umask,
+      groups: measure ? null : ids.groups,
+      processGroup: measure || ids.processGroup === null ? -1 : ids.processGroup,
+      cpus: measure ? [] : ids.cpus,
       // The path the unmeasured child would take, so that the measured one takes it too (the
-      // helper, not the launch, now applies setsid and rlimits).
-      launcher: measure && launcher === LauncherChoice.auto && (setsid || rlimits.length > 0) ? LauncherChoice.fork : launcher,
+      // helper, not the launch, now applies setsid, rlimits, ids and CPUs).
+      launcher: measure && launcher === LauncherChoice.auto && (setsid || rlimits.length > 0 || unspawnable.length > 0) ? LauncherChoice.fork : launcher,
       timeout,
       killSignal,
       forceKillAfterDelay,
@@ -342,5 +424,6 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
     file,
     cwd,
     paths: [path(stdin), path(stdout), path(stderr)],
+    ids,
   }
 }

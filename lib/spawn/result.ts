@@ -38,6 +38,11 @@ function spawnErrorMessage(stage: SpawnStage, description: string, detail: numbe
     case 'pipe': return `Couldn't create a pipe: ${description}`
     case 'fork': return `Couldn't fork: ${description}`
     case 'spawn': return `Couldn't track the child: ${description}`
+    case 'setgroups': return `Couldn't set the supplementary groups to [${spec.ids.groups?.join(', ')}]: ${description}`
+    case 'setgid': return `Couldn't change to gid ${spec.ids.gid}: ${description}`
+    case 'setuid': return `Couldn't change to uid ${spec.ids.uid}: ${description}`
+    case 'setpgid': return spec.ids.processGroup === 0 ? `Couldn't start a new process group: ${description}` : `Couldn't join process group ${spec.ids.processGroup}: ${description}`
+    case 'affinity': return `Couldn't pin the child to CPUs ${spec.ids.cpus.join(',')}: ${description}`
   }
 }
 

@@ -1,8 +1,8 @@
 // Public types of the harness: what a caller asks for (ChildSpec) and what it gets back
 // (ChildResult). Validation lives in normalize.ts, result building in result.ts.
 
-/** Where a child's stdin comes from. */
-export type StdinSpec = 'ignore' | 'closed' | 'inherit' | number | { path: string }
+/** Where a child's stdin comes from; 'pipe': startChild's `stdin` Writable (elsewhere the child reads EOF). */
+export type StdinSpec = 'ignore' | 'closed' | 'inherit' | 'pipe' | number | { path: string }
 
 /** Where a child's stdout goes. */
 export type StdoutSpec = 'pipe' | 'ignore' | 'inherit' | 'closed' | number | { path: string; append?: boolean }
@@ -53,11 +53,26 @@ export interface ChildSpec {
   /** Start the child in a new session (and process group); kills then reach the whole group. */
   setsid?: boolean | null
   rlimits?: Partial<Record<RlimitName, RlimitValue>> | null
+  /** The child's user id (fork path). */
+  uid?: number | null
+  /** The child's group id (fork path). */
+  gid?: number | null
+  /** The child's supplementary groups (fork path); with uid or gid but no groups they are
+   * cleared where allowed, as Node (libuv) does. */
+  groups?: readonly number[] | null
+  /** The child's umask, 0 to 0o777 (fork path). */
+  umask?: number | null
+  /** true or 0: the child leads a new process group, and kills reach the whole group; a number:
+   * the child joins that existing group (kills reach the child alone). Not with setsid. */
+  processGroup?: boolean | number | null
+  /** The CPUs the child is pinned to (sched_setaffinity; fork path). */
+  cpus?: readonly number[] | null
   /** Bytes kept per captured stream; the rest is read and dropped, and the result says so. */
   maxBuffer?: number | null
   launcher?: 'auto' | Launcher | null
   /** Kill children still running when this process exits (default true); on the fork path
-   * also PR_SET_PDEATHSIG, so a parent killed by SIGKILL leaves no orphan. */
+   * also PR_SET_PDEATHSIG, so a parent killed by SIGKILL leaves no orphan: 'auto' takes the fork
+   * path when this is set. A child forced onto 'posix_spawn' (unmeasured) has no death signal. */
   killOnExit?: boolean | null
   /** Honest resource usage: run the child through the small measuring helper so that
    * rusage.maxRSS is the child's own peak, not this (possibly large) process's. */
@@ -69,7 +84,7 @@ export interface ChildSpec {
 /** Which step of starting the child failed. */
 export type SpawnStage =
   | 'exec' | 'chdir' | 'open' | 'dup2' | 'setsid' | 'rlimit' | 'signal'
-  | 'pipe' | 'fork' | 'spawn'
+  | 'pipe' | 'fork' | 'spawn' | 'setgroups' | 'setgid' | 'setuid' | 'setpgid' | 'affinity'
 
 export interface SpawnError {
   stage: SpawnStage

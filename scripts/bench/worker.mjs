@@ -102,7 +102,9 @@ const TASKS = {
     const held = holdMemory(params.rssBytes)
     const rss = process.memoryUsage.rss()
     note(`parent RSS ${(rss / 2 ** 20).toFixed(0)} MiB (${held.length} buffers)`)
-    const th = { file: TRUE, ...quiet }
+    // The posix_spawn path by name: 'auto' takes the fork path whenever killOnExit is set (the
+    // default), and row 2 compares the two paths.
+    const th = { file: TRUE, ...quiet, launcher: 'posix_spawn' }
     const thFork = { ...th, launcher: 'fork' }
     // A diagnostic, not an API: the addon's call alone, the spec normalized once, no result built.
     // The gap between it and thSync is the JS layer; between it and the floor, the native call

@@ -3,25 +3,8 @@
 // panels with labelled axes and units, every command's name beside its own row, every run drawn.
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
-import { FIGURES, type Figures } from '../../lib/bench/figures.js'
-import { buildReport, type BenchOptionsRecord, type BenchRun } from '../../lib/bench/report.js'
 import { benchSvg, escapeXml, niceTicks } from '../../lib/bench/svg.js'
-
-const OPTIONS: BenchOptionsRecord = { runs: 0, warmup: 0, timeoutMs: 0, shell: false, measure: true, ignoreFailure: false, launcher: 'auto', rlimits: {} }
-
-function runsOf(wall: number[], rss: number[]): BenchRun[] {
-  return wall.map((w, i) => {
-    const figures = {} as Figures
-    for (const f of FIGURES) figures[f.key] = 0
-    figures.wallMs = w
-    figures.maxRSSKiB = rss[i]
-    return { round: i + 1, figures, exitCode: 0, signal: null, timedOut: false, diagnostic: '' }
-  })
-}
-
-function report(commands: Array<[string, number[], number[]]>) {
-  return buildReport(commands.map(([command, wall, rss]) => ({ command, argv: [command], runs: runsOf(wall, rss) })), OPTIONS)
-}
+import { report } from './helpers.js'
 
 // ----- a strict XML 1.0 well-formedness check (no DTDs: an SVG from us never has one) ----------
 

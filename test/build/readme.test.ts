@@ -27,7 +27,7 @@ t.test('the check catches a README that drifts from its sources', async t => {
   const results = fs.readFileSync(RESULTS, 'utf8')
   const rows: Array<[string, string, string, RegExp]> = [
     ['a figure edited in the prose', readme.replace(/(<!-- figure: spawnSync at 4 GiB -->)[^<]*/, '$180 ms'), results, /figure 'spawnSync at 4 GiB'/],
-    ['a synopsis edited by hand', readme.replace('[--show-output]', ''), results, /block 'synopsis bench'/],
+    ['a synopsis edited by hand', readme.replace('[--runs-csv F]', ''), results, /block 'synopsis bench'/],
     ['a row of the status table dropped', readme.replace(/^\| 3 \|.*\n/m, ''), results, /block 'compile exit statuses'/],
     ['a new measurement', readme, results.replace(/^(\| 4096 MiB \| \d+ µs \(mean \d+ µs\) \| )\d+/m, '$1999'), /block 'spawn table'/],
   ]

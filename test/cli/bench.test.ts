@@ -6,6 +6,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { FIGURES } from '../../lib/bench/figures.js'
+import { helperPath } from '../../lib/spawn/native.js'
 import { REPO_ROOT, script, tempDir } from '../helpers.js'
 import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
 
@@ -36,7 +37,7 @@ t.test('two commands: summary on stdout, every export written, JSON carries ever
   t.match(text, /^ {2}max RSS +\S+ (KiB|MiB) /m)
   t.match(text, /^ {2}3 runs; outliers beyond 1\.5 IQR of the quartiles \(Tukey's fences\): /m)
   t.match(text, /^Summary: wall time and max RSS relative to '\/bin\/true'$/m)
-  t.match(text, /^ {2}sh -c "exit 0" +wall \d+\.\d\dx \[[\d.]+–[\d.]+\] +max RSS \d+\.\d\dx/m)
+  t.match(text, /^ {2}sh -c "exit 0" +wall \d+\.\d\dx \[[\d.]+–[\d.]+\] p(=[\d.]+|<0\.001) (not )?significant +max RSS \d+\.\d\dx \[[\d.]+–[\d.]+\] p(=[\d.]+|<0\.001) (not )?significant$/m)
 
   // The JSON: the schema, every run's raw figures, the summary.
   const json = JSON.parse(fs.readFileSync(out('b.json'), 'utf8'))
@@ -50,6 +51,16 @@ t.test('two commands: summary on stdout, every export written, JSON carries ever
   t.match(ref, { command: '/bin/true', argv: ['/bin/true'], reference: true, ratio: null, failedRuns: 0, timedOutRuns: 0 })
   t.match(sh, { command: 'sh -c "exit 0"', argv: ['sh', '-c', 'exit 0'], reference: false, failedRuns: 0 })
   t.match(sh.ratio, { wallMs: { median: Number, q1: Number, q3: Number, min: Number, max: Number, pairs: 3 }, maxRSSKiB: { pairs: 3 } })
+  for (const key of ['wallMs', 'maxRSSKiB']) {
+    t.match(sh.ratio[key].interval, { level: 0.95, low: Number, high: Number }, `${key}: its confidence interval`)
+    t.match(sh.ratio[key].test, { statistic: Number, pValue: Number, n: Number, exact: true, significant: false }, `${key}: three pairs are never significant`)
+  }
+  t.match(json.ratioInterval, { level: 0.95, resamples: 2000, seed: 18 })
+  t.match(json.significance, { test: /Wilcoxon signed-rank/, alpha: 0.05 })
+  // The machine's load, read at the start and the end; busy or not is this machine's business.
+  t.match(json.machine, { start: { loadAverage: Number, parallelism: Number }, end: { loadAverage: Number, parallelism: Number }, busy: Boolean })
+  t.equal(json.machine.warning === null, !json.machine.busy)
+  if (json.machine.busy) t.match(text, /^warning: the machine was busy: load average /m, 'a busy machine is said in the summary')
   for (const c of json.commands) {
     t.equal(c.runs.length, 3, `${c.command}: every measured run, no warmup run`)
     t.same(c.runs.map((run: { round: number }) => run.round), [1, 2, 3])
@@ -112,7 +123,7 @@ t.test('a failing run fails the benchmark, naming the command and why', async t 
   const rows: Array<[string[], RegExp]> = [
     [['-n', '3', 'true', 'sh -c "exit 3"'], /^tileharness bench: 'sh -c "exit 3"' exited with code 3 \(warmup run 1 of 1\); see its output with --show-output, or use --ignore-failure\n$/],
     [['-n', '3', '--warmup', '0', 'sh -c "exit 3"'], /^tileharness bench: 'sh -c "exit 3"' exited with code 3 \(run 1 of 3\)/],
-    [['--timeout', '100ms', '--warmup', '0', 'sleep 5'], /^tileharness bench: 'sleep 5' timed out after 100 ms \(run 1 of 10\)\n$/],
+    [['--timeout', '100ms', '--warmup', '0', 'sleep 5'], /^tileharness bench: 'sleep 5' timed out after 100 ms \(run 1\)\n$/], // runs not yet chosen
     [['--warmup', '0', `sh -c 'kill -9 $$'`], /^tileharness bench: 'sh -c 'kill -9 \$\$'' was killed by SIGKILL/],
     [['th-no-such-program'], /^tileharness bench: failed to run 'th-no-such-program': No such file or directory\n$/],
     [['--ignore-failure', 'th-no-such-program --version'], /^tileharness bench: 'th-no-such-program --version': failed to run 'th-no-such-program': No such file or directory\n$/],
@@ -170,7 +181,7 @@ t.test('bad options: the message and a pointer to --help, exit 125, never a stac
 t.test('--help', async t => {
   const r = cli(['--help'])
   t.equal(r.exitCode, 0)
-  t.match(r.stdout.toString(), /^usage: tileharness bench \[-n 10\] \[--warmup 1\]/)
+  t.match(r.stdout.toString(), /^usage: tileharness bench \[-n 10 \| --min-runs 10 --max-runs N\] \[--warmup 1\]/)
   t.match(r.stdout.toString(), /Tukey's fences/)
 })
 
@@ -253,4 +264,33 @@ t.test("report files: '-' is stdout (the summary moves to stderr), devices and F
   t.same([fs.lstatSync(nullDevice).isCharacterDevice(), fs.lstatSync(nullDevice).ino], [true, device.ino], `${nullDevice}: the same device node`)
   t.equal((await reader.result).exitCode, 0)
   t.match(fs.readFileSync(at('from-fifo.md'), 'utf8'), /^\| Command \|/, 'the FIFO carried the Markdown')
+})
+
+t.test("a measured run's wall time is the target's own: a helper that takes 400 ms to start is not in it", async t => {
+  // The same slow helper as test/spawn/measure.test.ts: a wrapper beside a copy of the addon. With
+  // the helper's start counted, every run of /bin/true would be over 400 ms; --no-measure, which
+  // does not use the helper, is the control.
+  const dir = tempDir(t)
+  const addon = process.env.TILEHARNESS_ADDON ? path.resolve(process.env.TILEHARNESS_ADDON) : path.join(path.dirname(helperPath), 'tileharness.node')
+  fs.copyFileSync(addon, path.join(dir, path.basename(addon)))
+  script(dir, 'tileharness-exec', `#!/bin/sh\nsleep 0.4\nexec ${helperPath} "$@"\n`)
+  const env = { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) }
+  const r = cli(['-n', '3', '--warmup', '0', '--json', '-', '/bin/true'], { env, stdout: 'pipe', stderr: 'pipe' })
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  const report = JSON.parse(r.stdout.toString())
+  const walls: number[] = report.commands[0].runs.map((run: { figures: { wallMs: number } }) => run.figures.wallMs)
+  t.equal(walls.length, 3)
+  for (const wall of walls) t.ok(wall < 400, `run of /bin/true: ${wall.toFixed(2)} ms, the helper's start not in it`)
+})
+
+/** The highest CPU this process may run on (not CPU 0, where that is possible: a pin that changes something). */
+const CPU = Number(/Cpus_allowed_list:\s*(?:.*[,-])?(\d+)\s*$/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1])
+
+t.test('--cpu pins every run: the command sees only the CPU asked for', async t => {
+  const dir = tempDir(t)
+  const out = path.join(dir, 'out')
+  const r = cli(['-n', '2', '--warmup', '0', '--cpu', String(CPU), '--output', out, '--json', path.join(dir, 'b.json'), 'grep Cpus_allowed_list /proc/self/status'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  t.equal(fs.readFileSync(out, 'utf8'), `Cpus_allowed_list:\t${CPU}\n`, `the run saw CPU ${CPU} alone`)
+  t.same(JSON.parse(fs.readFileSync(path.join(dir, 'b.json'), 'utf8')).options.cpus, [CPU], 'the JSON says so')
 })

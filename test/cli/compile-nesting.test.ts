@@ -162,7 +162,8 @@ t.test("(c) ptxas's diagnostic arrives at the top verbatim, with the driver's st
   ]
   for (const [name, ptx] of rows) {
     fs.writeFileSync(path.join(dir, 'broken.ptx'), ptx)
-    const direct = runPtxas(ptx, { gpuName: 'sm_100' })
+    // The input named as the user named it (lib/cuda/ptxas-input-name.ts), on either route.
+    const direct = runPtxas(ptx, { gpuName: 'sm_100', inputName: 'broken.ptx' })
     t.equal(direct.status, 'failed', `${name}: ptxas rejects it`)
     t.not(direct.diagnostics, '', `${name}: with a message`)
     const r = spawnChildSync({
@@ -170,7 +171,7 @@ t.test("(c) ptxas's diagnostic arrives at the top verbatim, with the driver's st
     })
     t.equal(r.exitCode, 5, `${name}: the orchestrator exits with the driver's status 5`)
     t.equal(r.stderr.toString(), direct.diagnostics +
-      'tileharness compile: failed to compile Tile IR program\n' +
+      'tileharness compile: failed to compile PTX program\n' +
       'tileharness compile: ptxas exited with status 255\n', `${name}: ptxas's words first, byte for byte, then the driver's`)
     t.notOk(fs.existsSync(path.join(dir, 'broken.o')), `${name}: no output file`)
   }

@@ -60,7 +60,7 @@ const ROWS: Row[] = [
     argv: ['--gpu-name=sm_103', '--opt-level=3', '--output-file=build/kernel.o', 'src/kernel.ptx'],
     status: 5,
     stderr: "ptxas fatal   : Unknown option '-knobs-file'\n" +
-      'tileharness compile: failed to compile Tile IR program\n' +
+      'tileharness compile: failed to compile PTX program\n' +
       'tileharness compile: ptxas exited with status 255\n',
   },
   {

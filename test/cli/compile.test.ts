@@ -10,11 +10,11 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { Program, runPtxas, searchPath, type ProgramConfig, type ProgramError } from '../../lib/cuda/index.js'
-import { EM_AARCH64, EM_X86_64, ET_REL, readFatbin } from '../../lib/elf/index.js'
+import { EM_AARCH64, EM_X86_64, ET_REL, packageCoffObject, readFatbin } from '../../lib/elf/index.js'
 import { examplePtx } from '../../lib/ptx/index.js'
 import { COMPILE_EXIT_STATUSES, COMPILE_USAGE } from '../../lib/cli/compile.js'
 import { REPO_ROOT, eventually, processState, script, tempDir } from '../helpers.js'
-import { kernelPtx, skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
+import { bigPtx, kernelPtx, skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
 import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
 
 const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
@@ -134,7 +134,7 @@ t.test('--json prints a JSON summary', skipWithoutPtxas, async (t) => {
   t.equal(r.exitCode, 0)
   const summary = JSON.parse(r.out)
   t.match(summary, {
-    status: 0, output: 'reduce.sm_121.o', gpuName: 'sm_121', sm: 121, arch: 'sm_121', optLevel: 2,
+    status: 0, output: 'reduce.sm_121.o', gpuName: 'sm_121', sm: 121, arch: 'sm_121', optLevel: 2, hostOs: 'linux',
     kernels: [{ name: 'reduce', registers: Number }], sassBytes: null, dumpSass: null,
     ptxas: { inputRoute: 'argv', durationMs: Number, userCPUMs: Number, maxRSSKiB: Number, diagnostics: '' },
   })
@@ -144,10 +144,28 @@ t.test('--json prints a JSON summary', skipWithoutPtxas, async (t) => {
   const variant = JSON.parse(cli(dir, ['--json', '--example', 'reduce', '--gpu-name', 'sm_103a']).out)
   t.match(variant, { gpuName: 'sm_103a', sm: 103, arch: 'sm_103a' }, 'an a target: arch with its suffix, read back from the cubin')
 
-  const failed = cli(dir, ['--json', '--host-os', 'windows', '-o', 'never.o'])
+  const failed = cli(dir, ['--json', '--host-arch', 'arm64ec', '-o', 'never.o'])
   t.equal(failed.exitCode, 5)
-  t.match(JSON.parse(failed.out), { status: 5, code: 'COMPILE_FAILED', message: 'failed to compile Tile IR program', reason: /COFF/ })
+  t.match(JSON.parse(failed.out), { status: 5, code: 'COMPILE_FAILED', message: 'failed to compile PTX program', reason: /arm64ec/ })
   t.notOk(fs.existsSync(path.join(dir, 'never.o')))
+})
+
+t.test('--host-os windows writes the COFF object for the host arch', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const cubin = runPtxas(examplePtx('vadd', 'sm_100'), { gpuName: 'sm_100' }).cubin!
+  for (const hostArch of ['x86_64', 'aarch64'] as const) {
+    const r = cli(dir, ['--host-os', 'windows', '--host-arch', hostArch, '-o', `vadd-${hostArch}.obj`, '--json'])
+    t.equal(r.exitCode, 0, r.err)
+    t.match(JSON.parse(r.out), { hostOs: 'windows', hostArch, objectBytes: fs.statSync(path.join(dir, `vadd-${hostArch}.obj`)).size })
+    const object = fs.readFileSync(path.join(dir, `vadd-${hostArch}.obj`))
+    t.ok(object.equals(packageCoffObject({ cubin, name: 'vadd', hostArch })), `${hostArch}: packageCoffObject's object for ptxas's cubin`)
+  }
+  if (searchPath('x86_64-w64-mingw32-objdump', process.env) === null) {
+    t.comment('x86_64-w64-mingw32-objdump not on PATH (install mingw-w64): test/elf/coff.test.ts checks the objects with LLVM')
+    return
+  }
+  const dump = spawnChildSync({ file: 'x86_64-w64-mingw32-objdump', args: ['-t', 'vadd-x86_64.obj'], cwd: dir })
+  t.match(dump.stdout.toString(), /file format pe-x86-64[\s\S]*\(scl   2\) \(nx 0\) 0x0+ vadd_cubin\n/, 'mingw-w64 objdump reads it: vadd_cubin, external')
 })
 
 t.test('exit status is the Program status; one line per message; no output file', async (t) => {
@@ -158,7 +176,7 @@ t.test('exit status is the Program status; one line per message; no output file'
   fs.writeFileSync(path.join(dir, 'kernel.mlirbc'), Buffer.from([0x4d, 0x4c, 0xef, 0x52, 0x00, 0x05]))
   fs.writeFileSync(path.join(dir, 'a.ptx'), kernelPtx('sm_100'))
   const inputs = files(dir)
-  const coff = 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'
+  const arm64ec = 'host architecture arm64ec: tileharness writes objects for x86_64 and aarch64 only (ELF for linux, COFF for windows)'
   const rows: Array<[string[], number, string | RegExp]> = [
     [['--gpu-name', 'sm_90'], 2, lines('unsupported GPU target', '"sm_90" is not one of sm_100, sm_103, sm_110, sm_120, sm_121 or an a/f target ptxas accepts; allowAnyTarget (--allow-any-target) accepts others, such as sm_90')],
     [['a.ptx', '--gpu-name', 'sm_99a'], 2, /^tileharness compile: unsupported GPU target\n/],
@@ -168,8 +186,8 @@ t.test('exit status is the Program status; one line per message; no output file'
     [['--device-debug', '-O', '2'], 2, /^tileharness compile: optimized debugging is not supported/],
     [['--host-arch', 'riscv64'], 2, lines('unsupported host architecture', '"riscv64" is not one of x86_64, aarch64, arm64ec')],
     [['--host-os', 'darwin'], 2, lines('unsupported host operating system', '"darwin" is not one of linux, windows')],
-    [['--host-os', 'windows'], 5, lines('failed to compile Tile IR program', coff)],
-    [['--host-arch', 'arm64ec'], 5, lines('failed to compile Tile IR program', 'host architecture arm64ec is a Windows (COFF) target, and tileharness can only package ELF so far')],
+    [['--host-arch', 'arm64ec'], 5, lines('failed to compile PTX program', arm64ec)],
+    [['--host-arch', 'arm64ec', '--host-os', 'windows'], 5, lines('failed to compile PTX program', arm64ec)],
     [['garbage.ptx'], 3, lines('input does not correspond to PTX text', 'it does not begin with a .version directive')],
     [['empty.ptx'], 3, lines('input does not correspond to PTX text', 'it is empty')],
     [['kernel.tileir'], 3, lines('input does not correspond to PTX text (it looks like Tile IR bytecode instead)', 'it starts with the Tile IR bytecode magic')],
@@ -197,7 +215,7 @@ t.test('exit status is the Program status; one line per message; no output file'
     [['--sanitize', 'threadsteer'], 2, usage("invalid --sanitize 'threadsteer' (memcheck or none)")],
     [['--timeout', 'soon'], 2, /^tileharness compile: invalid --timeout 'soon'.*\nTry 'tileharness compile --help' for more information\.\n$/],
     [['--allow-any-target', '--gpu-name', 'sm_80'], 2, /^tileharness compile: the example kernels are built for sm_90, .*; give an INPUT\.ptx for sm_80\n$/],
-    [['--dump-sass='], 5, lines('failed to compile Tile IR program', 'Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.')],
+    [['--dump-sass='], 5, lines('failed to compile PTX program', 'Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.')],
   ]
   for (const [args, status, stderr] of rows) {
     // The dump runs after ptxas; options are checked against ptxas's --help only when there is one.
@@ -217,11 +235,11 @@ t.test("a ptxas failure: ptxas's stderr verbatim, then ours; exit 5; no output f
   const dir = tempDir(t)
   const bad = `${kernelPtx('sm_100').replace('ret;', 'ret')}`
   fs.writeFileSync(path.join(dir, 'bad.ptx'), bad)
-  const reference = runPtxas(bad, { gpuName: 'sm_100' })
+  const reference = runPtxas(bad, { gpuName: 'sm_100', inputName: 'bad.ptx' })
   t.equal(reference.status, 'failed')
   const r = cli(dir, ['bad.ptx'])
   t.equal(r.exitCode, 5)
-  t.equal(r.err, reference.diagnostics + lines('failed to compile Tile IR program', 'ptxas exited with status 255'))
+  t.equal(r.err, reference.diagnostics + lines('failed to compile PTX program', 'ptxas exited with status 255'))
   t.same(files(dir), ['bad.ptx'], 'no bad.o, no temp file')
 
   // ptxas's warnings on success reach stderr verbatim too.
@@ -232,12 +250,57 @@ t.test("a ptxas failure: ptxas's stderr verbatim, then ours; exit 5; no output f
   t.equal(debug.err, warnings, 'exactly ptxas\'s words')
 })
 
+t.test("ptxas's messages name INPUT as given, on the argv and memfd routes and from standard input", skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  fs.mkdirSync(path.join(dir, 'src'))
+  const small = kernelPtx('sm_100').replace('ret;', 'ret')
+  const big = bigPtx(200_000).replace('ret;', 'ret') // over one argv string: the memfd route
+  fs.writeFileSync(path.join(dir, 'src', 'small.ptx'), small)
+  fs.writeFileSync(path.join(dir, 'src', 'big.ptx'), big)
+  const rows: Array<[string, string[], string, Partial<ChildSpec>]> = [
+    ['argv route', ['src/small.ptx'], 'src/small.ptx', {}],
+    ['memfd route', ['./src/big.ptx', '--json'], './src/big.ptx', {}],
+    ['standard input', ['-', '-o', 'stdin-bad.o'], '<stdin>', { input: Buffer.from(small) }],
+  ]
+  for (const [name, args, shown, extra] of rows) {
+    const r = cli(dir, args, extra)
+    t.equal(r.exitCode, 5, `${name}: exit 5`)
+    // ptxas handed the file by path says exactly this: the same location prefix, line and text.
+    const byPath = spawnChildSync({ file: PTXAS!, args: ['-arch', 'sm_100', '--opt-level', '3', '-o', '/dev/null', args[0] === '-' ? 'src/small.ptx' : args[0]], cwd: dir })
+    const expected = byPath.stderr.toString().replaceAll(args[0] === '-' ? 'src/small.ptx' : args[0], shown)
+    t.match(expected, new RegExp(`^ptxas ${shown.replace(/[.<>/]/g, '\\$&')}, line \\d+; fatal   : Parsing error`, 'm'), `${name}: ptxas's message names ${shown}`)
+    t.ok(r.err.startsWith(expected), `${name}: ours names it the same way, with ptxas's line number (${r.err})`)
+    t.match(r.err, lines('failed to compile PTX program', 'ptxas exited with status 255'), `${name}: a PTX failure says PTX`)
+    t.notMatch(r.err, /Tile IR|application ptx input|\/dev\/fd\/0/, `${name}: no other name for the input`)
+  }
+  t.same(files(dir), ['src'], 'no object written')
+
+  // Standard input that compiles: the object is named after it.
+  const ok = cli(dir, ['-'], { input: Buffer.from(kernelPtx('sm_100')) })
+  t.equal(ok.exitCode, 0, ok.err)
+  t.same(files(dir), ['src', 'stdin.o'], 'stdin.o')
+  t.ok(fs.readFileSync(path.join(dir, 'stdin.o')).includes(runPtxas(kernelPtx('sm_100'), { gpuName: 'sm_100' }).cubin!), 'holding the cubin')
+})
+
+t.test('a temp file that cannot be made (TMPDIR=/nonexistent): exit 5 with the cause, never a stack trace', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const env = { ...process.env, TMPDIR: '/nonexistent' }
+  // The SASS dump reads the cubin from a temp file.
+  const r = cli(dir, ['--dump-sass', 'od -An', '-o', 'k.o'], { env })
+  t.equal(r.exitCode, 5)
+  t.equal(r.err, lines('failed to compile PTX program', "cannot create a temp file for vadd.cubin in '/nonexistent': no such file or directory (ENOENT)"))
+  const json = cli(dir, ['--dump-sass', 'od -An', '-o', 'k.o', '--json'], { env })
+  t.equal(json.exitCode, 5)
+  t.match(JSON.parse(json.out), { status: 5, code: 'COMPILE_FAILED', message: 'failed to compile PTX program', reason: /^cannot create a temp file for vadd\.cubin in '\/nonexistent': / })
+  t.same(files(dir), [], 'no object')
+})
+
 t.test('ptxas missing: says how to point PATH or CUDA_ROOT at a toolkit', async (t) => {
   const dir = tempDir(t)
   const r = cli(dir, [], { env: { ...ENV_WITHOUT_ROOTS, PATH: path.join(dir, 'nowhere') } })
   t.equal(r.exitCode, 5)
   t.equal(r.err, lines(
-    'failed to compile Tile IR program',
+    'failed to compile PTX program',
     "ptxas was not found on PATH (No such file or directory); put a CUDA toolkit's bin directory on PATH " +
       '(export PATH=/usr/local/cuda/bin:$PATH) or point CUDA_ROOT at the toolkit (export CUDA_ROOT=/usr/local/cuda)',
   ))
@@ -281,7 +344,7 @@ t.test('--dump-sass', skipWithoutPtxas, async (t) => {
   const before = files(dir)
   const failed = cli(dir, ['--dump-sass', 'failing-disasm -c', '-o', 'never.o'], { env })
   t.equal(failed.exitCode, 5)
-  t.equal(failed.err, 'failing-disasm: cannot read the cubin\n' + lines('failed to compile Tile IR program', 'failing-disasm exited with status 3'))
+  t.equal(failed.err, 'failing-disasm: cannot read the cubin\n' + lines('failed to compile PTX program', 'failing-disasm exited with status 3'))
   t.same(files(dir), before, 'no never.o, no temp file')
 
   // A dump command that cannot be started: which program, what failed, the errno's text, a hint.
@@ -295,7 +358,7 @@ t.test('--dump-sass', skipWithoutPtxas, async (t) => {
   for (const [command, reason] of unstartable) {
     const r = cli(dir, ['--dump-sass', command, '-o', 'never.o'], { env })
     t.equal(r.exitCode, 5, `--dump-sass '${command}': status 5`)
-    t.equal(r.err, lines('failed to compile Tile IR program', reason), `--dump-sass '${command}': the reason`)
+    t.equal(r.err, lines('failed to compile PTX program', reason), `--dump-sass '${command}': the reason`)
   }
   t.same(files(dir), before, 'no never.o, no temp file')
 })
@@ -316,7 +379,7 @@ t.test('SIGTERM while ptxas runs: ptxas is killed, exit 5, no output', async (t)
   child.kill('SIGTERM')
   const r = await child.result
   t.equal(r.exitCode, 5)
-  t.equal(r.stderr.toString(), lines('failed to compile Tile IR program', 'Child aborted'))
+  t.equal(r.stderr.toString(), lines('failed to compile PTX program', 'Child aborted'))
   t.ok(await eventually(() => processState(Number(fs.readFileSync(pidFile, 'utf8'))) !== 'alive'), 'ptxas is gone')
   t.same(files(dir), [], 'no output file')
 })
@@ -325,7 +388,7 @@ t.test('an existing output file is replaced only by a successful compile', skipW
   const dir = tempDir(t)
   const target = path.join(dir, 'vadd.sm_100.o')
   fs.writeFileSync(target, 'previous build')
-  t.equal(cli(dir, ['--host-os', 'windows']).exitCode, 5)
+  t.equal(cli(dir, ['--host-arch', 'arm64ec']).exitCode, 5)
   t.equal(fs.readFileSync(target, 'utf8'), 'previous build', 'a failed compile leaves it alone')
   t.equal(cli(dir, []).exitCode, 0)
   t.equal(fs.readFileSync(target).readUInt16LE(16), ET_REL, 'a successful one replaces it')
@@ -479,7 +542,6 @@ t.test("the exit status is the Program API's status for the same configuration",
   const vadd = examplePtx('vadd', 'sm_100')
   // ptxas is never reached: each of these fails in create, or in compile before ptxas starts.
   const rows: Array<[string[], Partial<ProgramConfig>]> = [
-    [['--host-os', 'windows'], { hostOs: 'windows' }],
     [['--host-arch', 'arm64ec'], { hostArch: 'arm64ec' }],
     [['--host-os', 'darwin'], { hostOs: 'darwin' as ProgramConfig['hostOs'] }],
     [['--host-arch', 'riscv64'], { hostArch: 'riscv64' as ProgramConfig['hostArch'] }],

@@ -89,7 +89,7 @@ t.test('--json prints the whole result', async t => {
   t.equal(Buffer.from(result.stdout, 'base64').toString(), 'out\n')
   t.equal(Buffer.from(result.stderr, 'base64').toString(), 'err\n')
   t.equal(result.exitCode, 3)
-  t.equal(result.launcher, 'posix_spawn')
+  t.equal(result.launcher, 'fork', "'auto' with killOnExit (the default): the fork path, for its death signal")
   for (const key of ['pid', 'signal', 'coreDumped', 'timedOut', 'spawnError', 'diagnostic', 'rusage', 'durationMs']) t.ok(key in result, key)
   t.type(result.rusage.maxRSS, 'number')
   const timedOut = JSON.parse(cli(['run', '--json', '--timeout', '50ms', 'sleep', '5']).stdout.toString())
@@ -130,4 +130,21 @@ t.test("run measures by default: --json and --usage give the child's own max RSS
   })
   const usage = cli(['run', '--usage', '--', '/bin/true'])
   t.match(usage.stderr.toString(), /max RSS/, '--usage reports it')
+})
+
+/** The highest CPU this process may run on (not CPU 0, where that is possible: a pin that changes something). */
+const CPU = Number(/Cpus_allowed_list:\s*(?:.*[,-])?(\d+)\s*$/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1])
+
+t.test('--cpu pins the child (and through the measuring helper, the target)', async t => {
+  for (const measure of [[], ['--no-measure']]) {
+    const r = cli(['run', '--cpu', String(CPU), ...measure, '--', 'grep', 'Cpus_allowed_list', '/proc/self/status'], { stdout: 'pipe' })
+    t.equal(r.exitCode, 0, r.stderr.toString())
+    t.equal(r.stdout.toString(), `Cpus_allowed_list:\t${CPU}\n`, `${measure.join(' ') || 'measured'}: pinned to CPU ${CPU}`)
+  }
+  const bad = cli(['run', '--cpu', '2-1', '--', 'true'], { stdout: 'pipe', stderr: 'pipe' })
+  t.equal(bad.exitCode, 125)
+  t.match(bad.stderr.toString(), /^tileharness run: invalid --cpu '2-1' /)
+  const offline = cli(['run', '--cpu', '1000', '--', 'true'], { stdout: 'pipe', stderr: 'pipe' })
+  t.equal(offline.exitCode, 126, 'a CPU that is not there: the child could not be started')
+  t.match(offline.stderr.toString(), /^tileharness run: failed to run 'true': cannot pin the child to CPUs 1000: /)
 })

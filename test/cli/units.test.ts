@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseDuration, parseRlimit, parseSize } from '../../lib/cli/units.js'
+import { parseCpuList, parseDuration, parseRlimit, parseSize } from '../../lib/cli/units.js'
 
 t.test('parseDuration', async t => {
   const rows: Array<[string, number]> = [['500ms', 500], ['5s', 5000], ['1.5s', 1500], ['2m', 120000], ['1h', 3600000], ['3', 3000], ['0', 0], ['.5s', 500]]
@@ -19,4 +19,12 @@ t.test('parseRlimit', async t => {
   t.same(parseRlimit('RLIMIT_CORE=unlimited'), ['core', 'unlimited'])
   t.same(parseRlimit('nofile=64:128'), ['nofile', { soft: 64, hard: 128 }])
   for (const bad of ['as', '=5', 'as=', 'as=lots', 'bogus=5', 'rlimit_=1', '__proto__=1']) t.throws(() => parseRlimit(bad), { code: 'ERR_USAGE' }, bad)
+})
+
+t.test('parseCpuList: taskset -c lists', async t => {
+  const rows: Array<[string, number[]]> = [['1', [1]], ['0,2', [0, 2]], ['0-3', [0, 1, 2, 3]], ['3,0-1,1', [0, 1, 3]], ['1023', [1023]]]
+  for (const [text, cpus] of rows) t.same(parseCpuList(text, '--cpu', 1024), cpus, text)
+  for (const bad of ['', 'x', '1,', '-1', '3-1', '1024', '0-1024', '1.5', ' 1', '0x1']) {
+    t.throws(() => parseCpuList(bad, '--cpu', 1024), { code: 'ERR_USAGE', message: /^invalid --cpu / }, JSON.stringify(bad))
+  }
 })

@@ -15,10 +15,12 @@ t.test('every entry point of the issue is exported', async (t) => {
     'parsePtxasVersion', 'parsePtxasVersionList', 'splitCommand', 'quoteForSplit', 'dumpSass', 'dumpSassAsync',
     'buildNvdisasmArgv', 'interpretDumpResult', 'parseKnobFile', 'validateKnobFile', 'resolveCudaRoot', 'findTool',
     'searchPath', 'cubinExtent', 'splitMergedOutput', 'decodeToolResult', 'invalidType', 'invalidValue', 'outOfRange',
+    'renamePtxasInput',
   ]
   for (const name of functions) t.type((cuda as Record<string, unknown>)[name], 'function', name)
   t.type(cuda.KnobFileError, 'function', 'KnobFileError')
   t.type(cuda.PtxasProbeError, 'function', 'PtxasProbeError')
+  t.type(cuda.TempFileError, 'function', 'TempFileError')
   t.equal(cuda.MAX_ARG_STRLEN, 131072)
   t.equal(cuda.DEFAULT_DUMP_SASS_COMMAND, 'nvdisasm -c')
   t.equal(cuda.PTXAS_OUTPUT, '/dev/stdout')

@@ -10,12 +10,15 @@ import t from 'tap'
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import {
-  Program, ProgramError, compileMany, runPtxas, searchPath, EMPTY_DUMP_SASS_COMMAND,
+  Program, ProgramError, TempFileError, compileMany, runPtxas, searchPath, EMPTY_DUMP_SASS_COMMAND,
   type ProgramConfig, type ProgramErrorCode, type ProgramOutput, type ProgramTool,
 } from '../../lib/cuda/index.js'
-import { EM_AARCH64, EM_X86_64, ET_REL, readCubin, readFatbin } from '../../lib/elf/index.js'
+import {
+  EM_AARCH64, EM_X86_64, ET_REL, IMAGE_FILE_MACHINE_AMD64, IMAGE_FILE_MACHINE_ARM64, packageCoffObject, readCubin, readFatbin,
+} from '../../lib/elf/index.js'
 import { EXAMPLE_KERNELS, exampleKernel, examplePtx, ptxIsaFor, type GpuName } from '../../lib/ptx/index.js'
 import { DIAGNOSTIC, spawnChildSync } from '../../lib/spawn/index.js'
+import { native } from '../../lib/spawn/native.js'
 import { fatbinPtxText, payloadText } from '../elf/host.js'
 import { eventually, processState } from '../helpers.js'
 import { bigPtx, fakeProbedPtxas, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
@@ -73,7 +76,7 @@ t.test("the contract's error table: every status and message, verbatim", async (
     ['PROGRAM_NULL', 4, 'program is null'],
     ['OUTPUT_POINTER_NULL', 4, 'output pointer is null'],
     ['NOT_COMPILED', 4, 'program has not been compiled'],
-    ['COMPILE_FAILED', 5, 'failed to compile Tile IR program'],
+    ['COMPILE_FAILED', 5, 'failed to compile PTX program'],
   ]
   for (const [code, status, message] of rows) {
     const error = new ProgramError(code)
@@ -165,7 +168,7 @@ t.test('create accepts what the contract accepts, and starts nothing', async (t)
     ['deviceDebug false at -O3', { optLevel: 3, deviceDebug: false }],
     ['hostArch aarch64', { hostArch: 'aarch64' }],
     ['hostArch arm64ec (fails at compile)', { hostArch: 'arm64ec' }],
-    ['hostOs windows (fails at compile)', { hostOs: 'windows' }],
+    ['hostOs windows', { hostOs: 'windows' }],
     ['PTX bytes', { input: Buffer.from(MINIMAL_PTX) }],
     ['PTX as a Uint8Array', { input: new TextEncoder().encode(MINIMAL_PTX) }],
     ['a PTX module object', { input: module }],
@@ -288,7 +291,7 @@ t.test('compile: ptxas rejects the PTX -> status 5, its stderr verbatim', skipWi
     const error = await rejection(program.compile())
     const reference = runPtxas(ptx, { gpuName })
     t.equal(reference.status, 'failed', `${name}: ptxas itself rejects it`)
-    t.same([error.status, error.message], [5, 'failed to compile Tile IR program'], `${name}: status 5, verbatim`)
+    t.same([error.status, error.message], [5, 'failed to compile PTX program'], `${name}: status 5, verbatim`)
     t.equal(error.reason, 'ptxas exited with status 255', `${name}: reason`)
     t.same([error.tool, error.toolStatus], ['ptxas', 'failed'])
     t.equal(error.diagnostics, reference.diagnostics, `${name}: error.diagnostics is ptxas's stderr, byte for byte`)
@@ -296,6 +299,62 @@ t.test('compile: ptxas rejects the PTX -> status 5, its stderr verbatim', skipWi
     t.match(error.diagnostics, /^ptxas /, `${name}: ptxas's own words`)
     t.equal(thrown(() => program.getOutput()).code, 'NOT_COMPILED', `${name}: no output`)
   }
+})
+
+t.test("compile: inputName names the user's file in ptxas's messages, on every route", skipWithoutPtxas, async (t) => {
+  const tempRoot = scratchDir(t)
+  const bad = bigPtx(200_000).replace('ret;', 'ret')
+  const small = kernelPtx('sm_100').replace('ret;', 'ret')
+  const memfd = native.anonymousFile
+  t.teardown(() => { native.anonymousFile = memfd })
+  // The file route is taken where memfd_create fails (ENOSYS on an old kernel, EPERM under a
+  // seccomp filter): simulated here by making the addon's call fail.
+  let refused = 0
+  const noMemfd = (): number => { refused++; throw Object.assign(new Error('memfd_create: Function not implemented'), { code: 'ENOSYS' }) }
+  const rows: Array<[string, string, string, (() => void)?]> = [['argv', small, 'argv'], ['memfd', bad, 'memfd'], ['file', bad, 'file', () => { native.anonymousFile = noMemfd }]]
+  for (const [name, ptx, route, setup] of rows) {
+    setup?.()
+    const { calls, onDiagnostic } = collector()
+    const named = await rejection(Program.create({ input: ptx, gpuName: 'sm_100', tempRoot, inputName: 'src/kernel.ptx', onDiagnostic }).compile())
+    const unnamed = await rejection(Program.create({ input: ptx, gpuName: 'sm_100', tempRoot }).compile())
+    native.anonymousFile = memfd
+    const line = /^ptxas src\/kernel\.ptx, line (\d+); fatal   : Parsing error near '}': syntax error$/m.exec(named.diagnostics)
+    t.ok(line, `${name}: the message names src/kernel.ptx (${named.diagnostics})`)
+    // The line ptxas gives is the line in the user's file: the first line after the bad `ret`.
+    t.equal(Number(line?.[1]), ptx.split('\n').findIndex((l) => l.trim() === 'ret') + 2, `${name}: and the line ptxas gives`)
+    t.same(calls, [[named.diagnostics, 'ptxas']], `${name}: the callback gets the same text`)
+    t.match(unnamed.diagnostics, /^ptxas application ptx input, line \d+; fatal   : /m, `${name}: unnamed, ptxas's argv-route name on every route`)
+    t.same([named.status, named.message], [5, 'failed to compile PTX program'], `${name}: a PTX failure says PTX`)
+    if (route === 'file') t.equal(refused, 2, 'file: both compiles were refused a memfd, so took the file route')
+  }
+  t.same(readdirSync(tempRoot), [], 'nothing left in the temp root')
+  t.throws(() => Program.create({ ...BASE, inputName: 7 as unknown as string }), { code: 'ERR_INVALID_ARG_TYPE', field: 'inputName' })
+})
+
+t.test('a temp file that cannot be made: status 5 with the cause; in compileMany, that program alone', skipWithoutPtxas, async (t) => {
+  const missing = join(scratchDir(t), 'no-such-dir')
+  const memfd = native.anonymousFile
+  t.teardown(() => { native.anonymousFile = memfd })
+  // The SASS dump's cubin always goes through a temp file.
+  const dump = await rejection(Program.create({ ...BASE, dumpSassCommand: 'od -An', tempRoot: missing, name: 'k1' }).compile())
+  t.same([dump.status, dump.code, dump.message], [5, 'COMPILE_FAILED', 'failed to compile PTX program'])
+  t.equal(dump.reason, `cannot create a temp file for k1.cubin in '${missing}': no such file or directory (ENOENT)`)
+  t.ok(dump.cause instanceof TempFileError, 'the cause is kept')
+  // The PTX's temp file, where there is no memfd (simulated as above).
+  native.anonymousFile = () => { throw Object.assign(new Error('memfd_create: Operation not permitted'), { code: 'EPERM' }) }
+  const ptx = await rejection(Program.create({ input: bigPtx(200_000), gpuName: 'sm_100', tempRoot: missing, name: 'big' }).compile())
+  t.same([ptx.status, ptx.reason], [5, `cannot create a temp file for big.ptx in '${missing}': no such file or directory (ENOENT)`])
+  // Each program its own name: compileMany refuses two that would define the same symbols.
+  const results = await compileMany([
+    Program.create({ ...BASE, name: 'first' }),
+    Program.create({ input: bigPtx(200_000), gpuName: 'sm_100', tempRoot: missing }),
+    Program.create({ ...BASE, dumpSassCommand: 'od -An', tempRoot: missing, name: 'dumped' }),
+    Program.create({ ...BASE, name: 'last' }),
+  ])
+  native.anonymousFile = memfd
+  t.same(results.map((r) => r.status), [0, 5, 5, 0], 'only the programs whose temp file failed')
+  t.match(results[1].error, { reason: /^cannot create a temp file for program\.ptx in / })
+  t.match(results[2].error, { reason: /^cannot create a temp file for dumped\.cubin in / })
 })
 
 t.test("compile: the contract's exit-code table through fake ptxas scripts -> status 5", async (t) => {
@@ -314,7 +373,7 @@ t.test("compile: the contract's exit-code table through fake ptxas scripts -> st
     const { calls, onDiagnostic } = collector()
     const program = Program.create({ ...BASE, ...overrides, onDiagnostic })
     const error = await rejection(program.compile())
-    t.same([error.status, error.message], [5, 'failed to compile Tile IR program'], `${name}: status 5`)
+    t.same([error.status, error.message], [5, 'failed to compile PTX program'], `${name}: status 5`)
     t.equal(error.toolStatus, toolStatus, `${name}: ${toolStatus}`)
     if (typeof reason === 'string') t.equal(error.reason, reason, `${name}: reason`)
     else t.match(error.reason, reason, `${name}: reason`)
@@ -349,20 +408,34 @@ t.test('ptxas from CUDA_ROOT with the real toolkit', { skip: existsSync('/usr/lo
   t.same(output.kernels.map((k) => k.name), ['k'])
 })
 
-t.test('host OS windows and host arch arm64ec: accepted by create, status 5 at compile, ptxas never started', async (t) => {
+t.test('host arch arm64ec: accepted by create, status 5 at compile, ptxas never started', async (t) => {
   const dir = scratchDir(t)
   const marker = join(dir, 'started')
   const ptxas = fakeTool(dir, 'ptxas', `touch '${marker}'; exit 1`)
+  const arm64ec = 'host architecture arm64ec: tileharness writes objects for x86_64 and aarch64 only (ELF for linux, COFF for windows)'
   const rows: Array<[Partial<ProgramConfig>, string]> = [
-    [{ hostOs: 'windows' }, 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'],
-    [{ hostArch: 'arm64ec' }, 'host architecture arm64ec is a Windows (COFF) target, and tileharness can only package ELF so far'],
-    [{ hostArch: 'x86_64', hostOs: 'windows' }, 'host operating system windows needs a COFF object, and tileharness can only package ELF so far'],
+    [{ hostArch: 'arm64ec' }, arm64ec],
+    [{ hostArch: 'arm64ec', hostOs: 'windows' }, arm64ec],
   ]
   for (const [overrides, reason] of rows) {
     const error = await rejection(Program.create({ ...BASE, ptxas, ...overrides }).compile())
-    t.same([error.status, error.message, error.reason], [5, 'failed to compile Tile IR program', reason])
+    t.same([error.status, error.message, error.reason], [5, 'failed to compile PTX program', reason])
   }
   t.notOk(existsSync(marker))
+})
+
+t.test('host OS windows: a COFF object with the same symbols and bytes as the ELF one', skipWithoutPtxas, async (t) => {
+  for (const hostArch of ['x86_64', 'aarch64'] as const) {
+    const sass = 'stand-in SASS text\n'
+    const linux = await Program.create({ ...BASE, hostArch, name: 'k1' }).compile()
+    const windows = await Program.create({ ...BASE, hostArch, hostOs: 'windows', name: 'k1' }).compile()
+    t.ok(windows.cubin.equals(linux.cubin), `${hostArch}: the same cubin`)
+    t.ok(windows.object.equals(packageCoffObject({ cubin: linux.cubin, name: 'k1', hostArch })), `${hostArch}: the object is packageCoffObject's`)
+    t.equal(windows.object.readUInt16LE(0), hostArch === 'x86_64' ? IMAGE_FILE_MACHINE_AMD64 : IMAGE_FILE_MACHINE_ARM64, `${hostArch}: COFF machine`)
+    t.ok(windows.object.includes(linux.cubin), `${hostArch}: holding the cubin`)
+    t.notOk(windows.object.subarray(0, 4).equals(Buffer.from('\x7fELF', 'latin1')), `${hostArch}: not ELF`)
+    t.ok(packageCoffObject({ cubin: linux.cubin, sass, name: 'k1', hostArch }).includes(Buffer.from(sass)), `${hostArch}: SASS text too`)
+  }
 })
 
 t.test('compile: every example kernel for all six targets, byte-identical to runPtxas', skipWithoutPtxas, async (t) => {
@@ -490,7 +563,7 @@ t.test('compile: a failing SASS dump is a compile failure (status 5), no output'
     const { calls, onDiagnostic } = collector()
     const program = Program.create({ ...BASE, tempRoot, onDiagnostic, ...overrides })
     const error = await rejection(program.compile())
-    t.same([error.status, error.message, error.tool], [5, 'failed to compile Tile IR program', 'dump-sass'], `${name}: status 5`)
+    t.same([error.status, error.message, error.tool], [5, 'failed to compile PTX program', 'dump-sass'], `${name}: status 5`)
     if (typeof reason === 'string') t.equal(error.reason, reason, `${name}: reason`)
     else t.match(error.reason, reason, `${name}: reason`)
     t.equal(error.diagnostics, diagnostics, `${name}: the command's stderr, verbatim`)
@@ -517,7 +590,7 @@ t.test('cancellation: compile({ signal }) kills ptxas; release() does too', asyn
   t.ok(await started(pidFile), 'ptxas started')
   controller.abort()
   const aborted = await pending
-  t.same([aborted.status, aborted.message, aborted.reason, aborted.toolStatus], [5, 'failed to compile Tile IR program', DIAGNOSTIC.aborted, 'aborted'])
+  t.same([aborted.status, aborted.message, aborted.reason, aborted.toolStatus], [5, 'failed to compile PTX program', DIAGNOSTIC.aborted, 'aborted'])
   t.ok(await eventually(() => processState(pidOf(pidFile)) !== 'alive'), 'ptxas was killed')
   t.equal(thrown(() => program.getOutput()).code, 'NOT_COMPILED')
   t.same(readdirSync(tempRoot), [], 'the temp PTX file is gone')
@@ -619,7 +692,7 @@ t.test('compileMany: null and released programs, abort, bad arguments', async (t
   released.release()
   const results = await compileMany([null, Program.create({ ...BASE, ptxas: failing }), undefined, released], { concurrency: 1 })
   t.same(results.map((r) => [r.status, r.error?.message]), [
-    [4, 'program is null'], [5, 'failed to compile Tile IR program'], [4, 'program is null'], [4, 'program is null'],
+    [4, 'program is null'], [5, 'failed to compile PTX program'], [4, 'program is null'], [4, 'program is null'],
   ])
   t.same(await compileMany([]), [])
 

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { runPtxas, runPtxasAsync, KnobFileError, type RunPtxasOptions, type PtxasRun } from '../../lib/cuda/index.js'
+import { dumpSass, dumpSassAsync, runPtxas, runPtxasAsync, renamePtxasInput, KnobFileError, type RunPtxasOptions, type PtxasRun } from '../../lib/cuda/index.js'
 import { DIAGNOSTIC } from '../../lib/spawn/index.js'
 import { bigPtx, fakeTool, kernelPtx, openFds, ptxasFromShell, scratchDir, skipWithoutPtxas, MINIMAL_PTX } from '../fixtures/cuda/helpers.js'
 
@@ -134,6 +134,49 @@ t.test('bad PTX on the memfd and file routes is still reported verbatim, and not
   t.equal(run.status, 'failed')
   t.match(run.diagnostics, /^ptxas \/.*\/tileharness-[^/]+\/module\.ptx, line \d+; fatal   : Parsing error/m, "ptxas's own message, naming the temp file")
   t.same(readdirSync(tempRoot), [])
+})
+
+t.test("inputName: on every route, ptxas's messages read as when ptxas is given the user's file", skipWithoutPtxas, async (t) => {
+  const dir = scratchDir(t)
+  const tempRoot = join(dir, 'tmp')
+  mkdirSync(tempRoot)
+  // Errors on two lines (5 and 7), and a name with blanks and characters a pattern would take as syntax.
+  const bad = kernelPtx('sm_100').replace('  mov.u32 %r1, %tid.x;', '  foo.bar;\n  mov.u32 %r9, 1;')
+  const source = join(dir, 'my kernels (v2)', 'k$1.+.ptx')
+  mkdirSync(join(dir, 'my kernels (v2)'))
+  writeFileSync(source, bad)
+  const reference = ptxasFromShell(dir, ['-arch', 'sm_100', '--opt-level', '3', source])
+  t.equal(reference.status, 255, 'ptxas rejects the file')
+  t.match(reference.stderr, /^ptxas .*k\$1\.\+\.ptx, line \d+; error   : /m, 'and names it by the path it was given')
+  for (const [api, compile] of APIS) for (const inputRoute of ['argv', 'memfd', 'file'] as const) {
+    const run = await compile(bad, { gpuName: 'sm_100', inputRoute, tempRoot, inputName: source })
+    t.equal(run.status, 'failed', `${api} ${inputRoute}: failed`)
+    t.equal(run.diagnostics, reference.stderr, `${api} ${inputRoute}: byte for byte what ptxas says given the file by path`)
+    t.notMatch(run.diagnosticBytes.toString(), source, `${api} ${inputRoute}: diagnosticBytes stay as ptxas wrote them`)
+    const unnamed = await compile(bad, { gpuName: 'sm_100', inputRoute, tempRoot })
+    t.equal(unnamed.diagnostics, unnamed.diagnosticBytes.toString(), `${api} ${inputRoute}: without inputName, verbatim`)
+  }
+  t.same(readdirSync(tempRoot), [], 'no temp file left')
+  // Only the location prefix at the start of a line is renamed, nothing else that mentions it.
+  t.equal(renamePtxasInput('ptxas /dev/fd/0, line 3; error   : x\nsee /dev/fd/0, line 3;\nptxas fatal   : /dev/fd/0\n', '/dev/fd/0', 'a.ptx'),
+    'ptxas a.ptx, line 3; error   : x\nsee /dev/fd/0, line 3;\nptxas fatal   : /dev/fd/0\n')
+})
+
+t.test('a temp file that cannot be made is a TempFileError with the cause, and nothing is started', async (t) => {
+  const dir = scratchDir(t)
+  const missing = join(dir, 'no-such-dir')
+  const ptxas = fakeTool(dir, 'ptxas', `touch '${join(dir, 'started')}'`)
+  for (const [api, compile] of APIS) {
+    await t.rejects(compile(MINIMAL_PTX, { gpuName: 'sm_100', ptxas, inputRoute: 'file', tempRoot: missing, inputBaseName: 'kernel' }), {
+      name: 'TempFileError', code: 'ENOENT', tempRoot: missing, file: 'kernel.ptx',
+      message: `cannot create a temp file for kernel.ptx in '${missing}': no such file or directory (ENOENT)`,
+    }, api)
+  }
+  t.same(readdirSync(dir), ['ptxas'], 'ptxas never started')
+  // The SASS dump's temp cubin, likewise.
+  const error = { name: 'TempFileError', code: 'ENOENT', file: 'k.cubin', message: `cannot create a temp file for k.cubin in '${missing}': no such file or directory (ENOENT)` }
+  t.throws(() => dumpSass(Buffer.from('cubin'), { command: 'true', tempRoot: missing, inputBaseName: 'k' }), error, 'dumpSass')
+  await t.rejects(dumpSassAsync(Buffer.from('cubin'), { command: 'true', tempRoot: missing, inputBaseName: 'k' }), error, 'dumpSassAsync')
 })
 
 // Fake ptxas scripts only: these rows run without a real ptxas too.

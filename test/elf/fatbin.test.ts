@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { CubinError, FATBIN_FLAG_COMPRESSED_ZSTD, readFatbin } from '../../lib/elf/index.js'
+import { CubinError, FATBIN_FLAGS, readFatbin } from '../../lib/elf/index.js'
 import { examplePtx } from '../../lib/ptx/index.js'
 import { assemble, skipWithoutPtxas } from '../ptx/ptxas.js'
 import { needs, run } from '../ptx/run.js'
@@ -38,7 +38,7 @@ t.test('the real fatbinary: entries, SM, suffix, payloads', { skip }, async (t) 
     t.equal(ptxEntry.ptxVersion, '7.8', `${label}: the PTX entry's ISA version`)
     t.equal(ptxEntry.compressed, compress, `${label}: PTX compressed: ${compress}`)
     if (compress) {
-      t.ok((ptxEntry.flags & FATBIN_FLAG_COMPRESSED_ZSTD) !== 0, 'the zstd flag')
+      t.ok((ptxEntry.flags & FATBIN_FLAGS.compressedZstd) !== 0, 'the zstd flag')
       t.same([...ptxEntry.payload.subarray(0, 4)], [0x28, 0xb5, 0x2f, 0xfd], 'a zstd frame')
     } else {
       t.equal(payloadText(ptxEntry.payload), fatbinPtxText(ptx), 'the PTX, without comments and indentation')

@@ -16,6 +16,13 @@ export function fnv1a64(bytes: Uint8Array): string {
   return hash.toString(16).padStart(16, '0')
 }
 
+/** Deterministic non-ELF bytes: the packagers must not care what the cubin holds. */
+export function pattern(length: number): Buffer {
+  const bytes = Buffer.alloc(length)
+  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + 7) & 0xff
+  return bytes
+}
+
 /** The host arch of this machine, when the packager supports it. */
 export function nativeHostArch(): HostArch | null {
   if (process.arch === 'x64') return 'x86_64'

@@ -4,14 +4,14 @@
 // equal to ours. The same rows run for x86_64 and aarch64 (linked only where a linker exists).
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import {
-  hostObjectSymbols, packageHostObject, type HostArch, type HostObjectInput,
+  gnuPropertyNote, hostObjectSymbols, packageHostObject, type HostArch, type HostObjectInput,
 } from '../../lib/elf/index.js'
 import { examplePtx } from '../../lib/ptx/index.js'
 import { assemble, skipWithoutPtxas } from '../ptx/ptxas.js'
 import { needs, run, which, type RunResult } from '../ptx/run.js'
-import { checkerExpected, checkerSource, nativeHostArch, scratchDir } from './host.js'
+import { checkerExpected, checkerSource, nativeHostArch, pattern, scratchDir } from './host.js'
 
 const ARCHES: HostArch[] = ['x86_64', 'aarch64']
 const MACHINE_LINE: Record<HostArch, RegExp> = {
@@ -19,11 +19,10 @@ const MACHINE_LINE: Record<HostArch, RegExp> = {
   aarch64: /Machine:\s+AArch64/,
 }
 
-/** Deterministic non-ELF bytes: the packager must not care what the cubin holds. */
-function pattern(length: number): Buffer {
-  const bytes = Buffer.alloc(length)
-  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + 7) & 0xff
-  return bytes
+/** What `readelf -n` says of the object's one property, per host. */
+const NOTE_LINE: Record<HostArch, RegExp> = {
+  x86_64: /GNU\s+0x00000010\s+NT_GNU_PROPERTY_TYPE_0\n\s+Properties: x86 feature: IBT, SHSTK\n/,
+  aarch64: /GNU\s+0x00000010\s+NT_GNU_PROPERTY_TYPE_0\n\s+Properties: AArch64 feature: BTI, PAC\n/,
 }
 
 interface Row {
@@ -113,6 +112,8 @@ t.test('readelf and objdump read every object without a complaint', { skip: need
       const secs = sections(object)
       t.match(secs.get('.rodata'), { type: 'PROGBITS', flags: 'A', align: 8 }, `${label}: .rodata is read-only, allocated, 8-aligned`)
       t.match(secs.get('.note.GNU-stack'), { type: 'PROGBITS', flags: '', size: 0 }, `${label}: .note.GNU-stack`)
+      t.match(secs.get('.note.gnu.property'), { type: 'NOTE', flags: 'A', align: 8, size: 32 }, `${label}: .note.gnu.property`)
+      t.match(run('readelf', ['-n', object]).stdout.toString('utf8'), NOTE_LINE[hostArch], `${label}: readelf -n reads the feature bits`)
       if (sass === null) t.notOk(secs.has('.nvdisasm'), `${label}: no .nvdisasm without SASS`)
       else t.match(secs.get('.nvdisasm'), { type: 'PROGBITS', flags: 'A', size: sass.length + 1 }, `${label}: .nvdisasm`)
 
@@ -194,6 +195,69 @@ t.test('.note.GNU-stack is what keeps the linker quiet', { skip: native === null
   t.match(linked.stderr.toString('utf8'), /missing \.note\.GNU-stack section implies executable stack/, 'without it, ld warns')
 })
 
+t.test('objects are deterministic: the same input, the same bytes', async (t) => {
+  for (const hostArch of ARCHES) for (const row of rows) {
+    const input: HostObjectInput = { cubin: row.cubin, name: row.name, hostArch, ...(row.sass === undefined ? {} : { sass: row.sass }) }
+    const first = packageHostObject(input)
+    t.ok(first.equals(packageHostObject({ ...input, cubin: Buffer.from(row.cubin) })), `${hostArch} ${row.name}`)
+    const note = gnuPropertyNote(hostArch)
+    t.equal(first.indexOf(note), first.lastIndexOf(note), `${hostArch} ${row.name}: one note`)
+    t.ok(first.indexOf(note) > 0 && first.indexOf(note) % 8 === 0, `${hostArch} ${row.name}: the note is in it, 8-aligned`)
+  }
+  // The note, byte for byte: namesz 4, descsz 16, NT_GNU_PROPERTY_TYPE_0, "GNU", one FEATURE_1_AND property.
+  t.equal(gnuPropertyNote('x86_64').toString('hex'), '04000000' + '10000000' + '05000000' + '474e5500' + '020000c0' + '04000000' + '03000000' + '00000000')
+  t.equal(gnuPropertyNote('aarch64').toString('hex'), '04000000' + '10000000' + '05000000' + '474e5500' + '000000c0' + '04000000' + '03000000' + '00000000')
+})
+
+/**
+ * Control-flow protection through a real linker, for `compiler` (native cc or a cross gcc): a
+ * relocatable link (`-r`) of the hardened checker with the object keeps every feature bit,
+ * with the linker's report turned into an error; the same object without its note is reported by
+ * name. Then the whole program: the linker names no input of ours (the distribution's own start
+ * files may lack the note; that is theirs), and the program runs.
+ */
+function checkHardenedLink(t: Test, compiler: string, hostArch: HostArch, hardening: string[], report: string[], bits: RegExp): string {
+  const dir = scratchDir(t)
+  const row = rows[4] as Row
+  const object = join(dir, `${row.name}.o`)
+  writeFileSync(object, packageHostObject({ cubin: row.cubin, sass: row.sass ?? '', name: row.name, hostArch }))
+  writeFileSync(join(dir, 'checker.c'), checkerSource(row.name, true))
+  const compiled = run(compiler, [...hardening, '-std=c11', '-c', '-o', join(dir, 'checker.o'), join(dir, 'checker.c')])
+  t.equal(compiled.exitCode, 0, `${compiler} ${hardening.join(' ')} compiles the checker`, { stderr: compiled.stderr.toString('utf8') })
+  t.match(run('readelf', ['-n', join(dir, 'checker.o')]).stdout.toString('utf8'), bits, 'the hardened checker carries the bits itself')
+
+  const combined = join(dir, 'combined.o')
+  const linked = run(compiler, ['-r', '-nostdlib', ...report.map((o) => `-Wl,${o}`), '-o', combined, join(dir, 'checker.o'), object])
+  t.equal(linked.exitCode, 0, `${compiler} -r ${report.join(' ')}: linked`, { stderr: linked.stderr.toString('utf8') })
+  t.equal(linked.stderr.toString('utf8'), '', 'and the linker reports nothing')
+  t.match(run('readelf', ['-n', combined]).stdout.toString('utf8'), bits, 'the linked object keeps every bit')
+
+  const stripped = join(dir, 'stripped.o')
+  const objcopy = compiler === 'cc' ? 'objcopy' : compiler.replace(/gcc$/, 'objcopy')
+  t.equal(run(objcopy, ['--remove-section', '.note.gnu.property', object, stripped]).exitCode, 0, `${objcopy} removes the note`)
+  const without = run(compiler, ['-r', '-nostdlib', ...report.map((o) => `-Wl,${o}`), '-o', join(dir, 'lost.o'), join(dir, 'checker.o'), stripped])
+  t.match(without.stderr.toString('utf8'), /stripped\.o: (error: missing IBT and SHSTK properties|warning: BTI turned on by -z force-bti)/, 'without the note, the linker names the object')
+
+  const reported = run(compiler, [...hardening, ...report.filter((o) => o !== '--fatal-warnings').map((o) => `-Wl,${o.replace('=error', '=warning')}`),
+    '-o', join(dir, 'reported'), join(dir, 'checker.o'), object])
+  t.equal(reported.exitCode, 0, 'the whole program links with the report on', { stderr: reported.stderr.toString('utf8') })
+  t.notMatch(reported.stderr.toString('utf8'), /(checker|Page)\.o:/, 'and the linker reports none of our inputs')
+  // The program to run is linked without forcing anything: with -z force-bti, the distribution's
+  // start files (no BTI landing pads) fault under qemu before main, with or without our object.
+  const program = join(dir, 'checker')
+  const whole = run(compiler, [...hardening, '-o', program, join(dir, 'checker.o'), object])
+  t.equal(whole.exitCode, 0, 'the hardened program links', { stderr: whole.stderr.toString('utf8') })
+  return program
+}
+
+t.test('x86_64: the object keeps IBT and SHSTK on (-fcf-protection, -z cet-report=error)', {
+  skip: native !== 'x86_64' ? 'not an x86_64 machine' : needs('cc', 'readelf', 'objcopy'),
+}, async (t) => {
+  const program = checkHardenedLink(t, 'cc', 'x86_64', ['-fcf-protection'], ['-z,cet-report=error'], /x86 feature: IBT, SHSTK/)
+  const row = rows[4] as Row
+  t.equal(run(program, []).stdout.toString('utf8'), checkerExpected(row.cubin, sassBytes(row.sass)), 'the program reads the object')
+})
+
 const crossCompiler = 'aarch64-linux-gnu-gcc'
 t.test('aarch64: a cross-linked C program reads the object', {
   skip: native === 'aarch64' ? 'aarch64 is native here, covered above' : which(crossCompiler) === null ? `${crossCompiler} not on PATH (readelf checks above still cover aarch64)` : false,
@@ -212,6 +276,22 @@ t.test('aarch64: a cross-linked C program reads the object', {
   }
   const ran = run(emulator, ['-L', '/usr/aarch64-linux-gnu', program])
   t.equal(ran.stdout.toString('utf8'), checkerExpected(row.cubin, sassBytes(row.sass)))
+})
+
+t.test('aarch64: the object keeps BTI and PAC on (-mbranch-protection=standard, -z force-bti)', {
+  skip: native === 'aarch64' ? needs('cc', 'readelf', 'objcopy') : which(crossCompiler) === null ? `${crossCompiler} not on PATH (readelf -n above still reads the note)` : needs('readelf', 'aarch64-linux-gnu-objcopy'),
+}, async (t) => {
+  const compiler = native === 'aarch64' ? 'cc' : crossCompiler
+  // binutils 2.40's ld has no -z bti-report; -z force-bti warns about every input without BTI, made fatal.
+  const program = checkHardenedLink(t, compiler, 'aarch64', ['-mbranch-protection=standard'], ['-z,force-bti', '--fatal-warnings'], /AArch64 feature: BTI, PAC/)
+  const row = rows[4] as Row
+  const emulator = native === 'aarch64' ? null : which('qemu-aarch64')
+  if (native !== 'aarch64' && emulator === null) {
+    t.comment('qemu-aarch64 not on PATH: linked but not run')
+    return
+  }
+  const ran = emulator === null ? run(program, []) : run(emulator, ['-L', '/usr/aarch64-linux-gnu', program])
+  t.equal(ran.stdout.toString('utf8'), checkerExpected(row.cubin, sassBytes(row.sass)), 'the BTI program reads the object')
 })
 
 t.test('bad input is an error naming the field', async (t) => {

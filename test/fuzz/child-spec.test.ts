@@ -112,6 +112,13 @@ const specFields = () => fc.record({
   graceTimeout: field(ms, badMs),
   setsid: field(fc.boolean(), fc.constantFrom(1, 'yes')),
   rlimits: field(rlimits, badRlimits),
+  // This process's own ids: changing them for real is credentials.test.ts's.
+  uid: field(fc.constant(process.getuid!()), fc.constantFrom(-1, 2 ** 32 - 1, '0')),
+  gid: field(fc.constant(process.getgid!()), fc.constantFrom(1.5, 'root')),
+  groups: field(fc.constant(process.getgroups!()), fc.constantFrom(5, [-1], ['wheel'])),
+  umask: field(fc.constantFrom(0, 0o022, 0o077), fc.constantFrom(-1, 0o1000, '022')),
+  processGroup: field(fc.constantFrom(true, false, 0), fc.constantFrom(-1, 'new', 1.5)),
+  cpus: field(fc.constant([0]), fc.constantFrom([], [-1], [1024], 0)),
   maxBuffer: field(fc.oneof(fc.nat({ max: 200_000 }), fc.constant(Infinity)), fc.constantFrom(-1, 1.5, NaN)),
   launcher: field(fc.constantFrom('auto', 'posix_spawn', 'fork'), fc.constantFrom('vfork', '')),
   killOnExit: field(fc.boolean(), fc.constant(0)),
@@ -132,12 +139,15 @@ function buildSpec(g: Generated, api: 'sync' | 'async'): ChildSpec {
     args: g.argsJunk ?? [...g.program.args, ...(g.program.extraArgs ? g.extraArgs : [])],
   }
   for (const key of ['argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal', 'forceKillAfterDelay',
-    'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'measure'] as const) {
+    'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'measure', 'uid', 'gid', 'groups', 'umask',
+    'processGroup', 'cpus'] as const) {
     if (g[key] !== undefined) spec[key] = g[key]
   }
-  // A plausible caller gives input or stdin; posix_spawn with rlimits is the caller's mistake.
+  // A plausible caller gives input or stdin; posix_spawn with rlimits (or ids, umask, cpus), or
+  // setsid with a process group, is the caller's mistake.
   if (!g.junky && spec.input !== undefined) delete spec.stdin
-  if (!g.junky && spec.launcher === 'posix_spawn') delete spec.rlimits
+  if (!g.junky && spec.launcher === 'posix_spawn') for (const key of ['rlimits', 'uid', 'gid', 'groups', 'umask', 'cpus']) delete spec[key]
+  if (!g.junky && spec.setsid === true) delete spec.processGroup
   if (api === 'sync' && !g.junky) g.signal = undefined  // spawnChildSync takes no AbortSignal
   if (g.signal === 'aborted') spec.signal = AbortSignal.abort()
   else if (g.signal === 'live') spec.signal = new AbortController().signal
@@ -270,7 +280,7 @@ t.test('random specs: a typed error or a well-formed result', async t => {
   // specs (deadlines, aborts) and the fork-only options are left out.
   await fuzz(t, 'posix_spawn and fork agree', fc.asyncProperty(plausibleSpec, async g => {
     const spec = buildSpec(g, 'sync') as ChildSpec & Record<string, unknown>
-    for (const key of ['timeout', 'killSignal', 'forceKillAfterDelay', 'graceTimeout', 'rlimits', 'setsid', 'launcher']) delete spec[key]
+    for (const key of ['timeout', 'killSignal', 'forceKillAfterDelay', 'graceTimeout', 'rlimits', 'setsid', 'launcher', 'uid', 'gid', 'groups', 'umask', 'cpus']) delete spec[key]
     const observe = (launcher: 'posix_spawn' | 'fork') => {
       let r: ChildResult
       try {

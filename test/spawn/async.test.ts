@@ -119,11 +119,16 @@ t.test('kill escalation: SIGKILL follows a gentler signal after forceKillAfterDe
   t.equal(r.timedOut, false)
 }, { apis: ['start'] }))
 
-for (const how of ['timeout', 'abort', 'kill'] as const) {
-  t.test(`setsid: ${how} leaves nothing of the group behind`, t => eachPath(t, '', async (t, path) => {
+// A new session, or a new process group in this one: either way kills reach the whole group.
+const GROUPINGS: Array<[string, Partial<ChildSpec>]> = [
+  ['setsid', { setsid: true }],
+  ['processGroup', { processGroup: true }],
+]
+for (const [grouping, extra] of GROUPINGS) for (const how of ['timeout', 'abort', 'kill'] as const) {
+  t.test(`${grouping}: ${how} leaves nothing of the group behind`, t => eachPath(t, '', async (t, path) => {
     const ac = new AbortController()
     const child = starter(path)({
-      file: 'sh', args: ['-c', 'sleep 100 & echo $!; sleep 100 & echo $!; wait'], setsid: true,
+      file: 'sh', args: ['-c', 'sleep 100 & echo $!; sleep 100 & echo $!; wait'], ...extra,
       timeout: how === 'timeout' ? 300 : 0, signal: ac.signal,
     })
     const pids = await readPids(child, 2)
@@ -177,27 +182,40 @@ t.test('killOnExit: children die with a process that exits normally or by a hand
   }
 })
 
-// The fork path sets the death signal in the child; posix_spawn cannot, so a measured child's
-// helper (started by posix_spawn) takes it itself (-p), and its target dies with it. An
-// unmeasured posix_spawn child has only the exit-time kill (README, killOnExit).
+// The fork path sets the death signal in the child, and 'auto' takes it whenever killOnExit is
+// set (the default); posix_spawn cannot, so a measured child's helper started by posix_spawn takes
+// it itself (-p), and its target dies with it. An unmeasured child forced onto posix_spawn has only
+// the exit-time kill (README, killOnExit).
 const DEATH_SIGNAL_PATHS: Array<[string, Record<string, unknown>]> = [
+  ['default options', {}],
+  ['default options, measured', { measure: true }],
   ['fork path', { launcher: 'fork' }],
   ['fork path, measured', { launcher: 'fork', measure: true }],
   ['posix_spawn, measured', { launcher: 'posix_spawn', measure: true }],
+  // A change of credentials clears the death signal: the child takes it again as the new user.
+  ...process.getuid?.() === 0 ? [
+    ['as nobody', { uid: 65534, gid: 65534, cwd: '/' }],
+    ['as nobody, measured', { uid: 65534, gid: 65534, cwd: '/', measure: true }],
+  ] as Array<[string, Record<string, unknown>]> : [],
 ]
 for (const [name, extra] of DEATH_SIGNAL_PATHS) t.test(`PR_SET_PDEATHSIG: a SIGKILLed parent leaves no orphan (${name})`, async t => {
+  // The sleep writes to the parent's stdout (inherit), our pipe: the parent's result arrives when
+  // the pipe reaches EOF, that is when the sleep (and a measured one's helper) is dead too, or
+  // after waitDelay says that something still held it.
   const code = `
     const { startChild } = require(${JSON.stringify(REPO_ROOT)})
-    const c = startChild({ file: 'sleep', args: ['100'], ...${JSON.stringify(extra)} })
+    const c = startChild({ file: 'sleep', args: ['100'], stdout: 'inherit', ...${JSON.stringify(extra)} })
     console.log(c.pid)
     setInterval(() => {}, 1000)
   `
-  const parent = startChild({ file: process.execPath, args: ['-e', code], env: nodeEnv, timeout: 30000 })
+  const parent = startChild({ file: process.execPath, args: ['-e', code], env: nodeEnv, timeout: 30000, waitDelay: 30000 })
   const [pid] = await readPids(parent, 1)
   t.teardown(() => { if (processState(pid) === 'alive') process.kill(pid, 'SIGKILL') })
   parent.kill('SIGKILL')
   const r = await parent.result
   t.equal(r.signal, 'SIGKILL')
+  t.equal(r.waitDelayExpired, false, 'the pipe the orphan held closed: it died with its parent')
+  // Its fds close a moment before /proc shows it dead (exit_files before exit_notify).
   t.ok(await eventually(() => processState(pid) !== 'alive'), 'the orphan got SIGKILL from the kernel')
 })
 

@@ -5,13 +5,20 @@ import { Worker } from 'node:worker_threads'
 import type { ChildResult, ChildSpec } from '../../lib/index.js'
 import { REPO_ROOT, eachPath, tempDir } from '../helpers.js'
 
-t.test("'auto' takes posix_spawn unless setsid or rlimits are asked for", t => eachPath(t, '', async (t, { run }) => {
+t.test("'auto' takes the fork path for killOnExit (the default), setsid, rlimits, ids, umask or cpus; else posix_spawn", t => eachPath(t, '', async (t, { run }) => {
   const rows: Array<[Partial<ChildSpec>, string]> = [
-    [{}, 'posix_spawn'],
-    [{ timeout: 1000, input: 'x', stderr: 'stdout', cwd: '/' }, 'posix_spawn'],
-    [{ setsid: true }, 'fork'],
-    [{ rlimits: { cpu: 10 } }, 'fork'],
-    [{ setsid: false, rlimits: {} }, 'posix_spawn'],
+    [{}, 'fork'],
+    [{ killOnExit: false }, 'posix_spawn'],
+    [{ killOnExit: false, timeout: 1000, input: 'x', stderr: 'stdout', cwd: '/' }, 'posix_spawn'],
+    [{ killOnExit: false, setsid: true }, 'fork'],
+    [{ killOnExit: false, rlimits: { cpu: 10 } }, 'fork'],
+    [{ killOnExit: false, setsid: false, rlimits: {} }, 'posix_spawn'],
+    [{ killOnExit: false, uid: process.getuid!() }, 'fork'],
+    [{ killOnExit: false, gid: process.getgid!() }, 'fork'],
+    [{ killOnExit: false, groups: process.getgroups!() }, 'fork'],
+    [{ killOnExit: false, umask: 0o022 }, 'fork'],
+    [{ killOnExit: false, cpus: [0] }, 'fork'],
+    [{ killOnExit: false, processGroup: true }, 'posix_spawn'],
     [{ launcher: 'fork' }, 'fork'],
     [{ launcher: 'posix_spawn' }, 'posix_spawn'],
   ]

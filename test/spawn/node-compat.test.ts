@@ -11,7 +11,8 @@ t.test('null is "not given"', t => eachPath(t, '', async (t, { run }) => {
   const r = await run({
     file: 'sh', args: ['-c', 'echo "$0 ok"'], argv0: null, env: null, cwd: null, stdin: null, input: null, stdout: null,
     stderr: null, timeout: null, killSignal: null, forceKillAfterDelay: null, graceTimeout: null, waitDelay: null,
-    setsid: null, rlimits: null, maxBuffer: null, killOnExit: null,
+    setsid: null, rlimits: null, maxBuffer: null, killOnExit: null, uid: null, gid: null, groups: null, umask: null,
+    processGroup: null, cpus: null,
   })
   t.same({ exitCode: r.exitCode, out: r.stdout.toString(), spawnError: r.spawnError }, { exitCode: 0, out: 'sh ok\n', spawnError: null }, 'every default applies')
 }))

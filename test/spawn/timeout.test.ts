@@ -47,11 +47,11 @@ t.test('killSignal and forceKillAfterDelay', t => eachPath(t, '', async (t, { ru
 }))
 
 t.test("wouldn't die: reported after the grace period, reaped later", t => eachPath(t, '', async (t, { run }) => {
-  // A stopped child does not act on SIGTERM: it stands in for one stuck in uninterruptible sleep.
-  // It ignores TERM too, so a deadline that comes before it has stopped itself changes nothing.
-  const r = await run({
-    file: 'sh', args: ['-c', 'trap "" TERM; kill -STOP $$'], timeout: 50, killSignal: 'SIGTERM', graceTimeout: 200,
-  })
+  // The deadline's signal stops the child instead of ending it: a stopped child stands in for one
+  // stuck in uninterruptible sleep. SIGSTOP cannot be caught or ignored, so this holds whatever
+  // the child was doing when the deadline came (a shell that stopped itself after setting a trap
+  // could be killed before it had, on a busy machine).
+  const r = await run({ file: 'sleep', args: ['10'], timeout: 50, killSignal: 'SIGSTOP', graceTimeout: 200 })
   t.equal(r.timedOut, true)
   t.equal(r.diagnostic, "Child timed out but wouldn't die")
   t.equal(r.exitCode, null)

@@ -9,6 +9,7 @@ import { probePtxas, PtxasProbeError, type PtxasProbe } from '../probe.js'
 import { checkPtxasOptions, ptxasOptionTokens } from '../ptxas-options.js'
 import type { Env } from '../toolkit.js'
 import { DEFAULT_OPT_LEVEL } from '../ptxas-argv.js'
+import { PTXAS_ARGV_INPUT } from '../ptxas-input-name.js'
 import { ProgramError, type ProgramTool } from './errors.js'
 import { probePtxText } from './input-probe.js'
 import { checkSymbolPrefix, DEFAULT_PROGRAM_NAME } from './symbols.js'
@@ -62,7 +63,7 @@ export interface ProgramConfig {
   ptxasOptions?: readonly string[] | string
   /** The host object's machine; default this machine's ('x86_64' or 'aarch64'). */
   hostArch?: ProgramHostArch
-  /** Default 'linux'. 'windows' (a COFF object) is accepted here and fails at compile. */
+  /** Default 'linux' (an ELF object); 'windows' gets a COFF object. */
   hostOs?: ProgramHostOs
   /** 'memcheck': ptxas --sanitize memcheck. Default 'none'. */
   sanitize?: ProgramSanitize
@@ -85,6 +86,12 @@ export interface ProgramConfig {
   ptxas?: string
   /** Where private temp files go (a PTX too big for argv, the cubin for the dump); default os.tmpdir(). */
   tempRoot?: string
+  /**
+   * What ptxas's messages call the input: the user's file name, as they would see it. Default
+   * `application ptx input`, ptxas's own name for PTX given as text, on every route the PTX takes
+   * (lib/cuda/ptxas-input-name.ts).
+   */
+  inputName?: string
 }
 
 /** The configuration once checked, with its defaults filled in: what the pipeline runs on. */
@@ -111,6 +118,7 @@ export interface ResolvedConfig {
   env: Record<string, string | undefined> | undefined
   ptxas: string | undefined
   tempRoot: string | undefined
+  inputName: string
 }
 
 /** The host arch of this machine, as tileiras names it. */
@@ -222,6 +230,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
     throw invalidValue('ptxas', 'must not be empty')
   }
   if (config.tempRoot !== undefined) requireString('tempRoot', config.tempRoot)
+  const inputName = requireNoNul('inputName', requireString('inputName', config.inputName ?? PTXAS_ARGV_INPUT))
   const ptxasOptions = config.ptxasOptions === undefined ? [] : ptxasOptionTokens('ptxasOptions', config.ptxasOptions)
   if (ptxasOptions.length > 0) checkPtxasOptions('ptxasOptions', ptxasOptions, answeringPtxas({ ptxas: config.ptxas, env: config.env }))
   return {
@@ -246,6 +255,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
       env: config.env,
       ptxas: config.ptxas,
       tempRoot: config.tempRoot,
+      inputName,
     },
   }
 }

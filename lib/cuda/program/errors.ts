@@ -11,7 +11,11 @@ export type ProgramErrorStatus = Exclude<ProgramStatus, 0>
 
 /**
  * The table by status, each message verbatim. Status 1 is in it for completeness: in JavaScript a
- * failed allocation throws before any code of ours could report it.
+ * failed allocation throws before any code of ours could report it. Where tileiras names its own
+ * input, Tile IR, these name ours, PTX: status 3 (tileiras: "input does not correspond to Tile IR
+ * bytecode") and status 5 (tileiras: "failed to compile Tile IR program"); a PTX module that
+ * fails must not be reported as a Tile IR program. The other rows, and status 3's MLIR suffix, are
+ * tileiras's words.
  */
 const MESSAGES_BY_STATUS = {
   1: { ALLOCATION_FAILED: 'failed to allocate memory for program' },
@@ -26,7 +30,7 @@ const MESSAGES_BY_STATUS = {
   },
   3: { NOT_PTX: 'input does not correspond to PTX text' },
   4: { PROGRAM_NULL: 'program is null', OUTPUT_POINTER_NULL: 'output pointer is null', NOT_COMPILED: 'program has not been compiled' },
-  5: { COMPILE_FAILED: 'failed to compile Tile IR program' },
+  5: { COMPILE_FAILED: 'failed to compile PTX program' },
 } as const satisfies Record<ProgramErrorStatus, Record<string, string>>
 
 export type ProgramErrorCode = { [S in ProgramErrorStatus]: keyof (typeof MESSAGES_BY_STATUS)[S] }[ProgramErrorStatus]
@@ -86,7 +90,7 @@ export class ProgramError extends Error {
   }
 }
 
-/** Status 5, "failed to compile Tile IR program", and why. */
+/** Status 5, "failed to compile PTX program", and why. */
 export function compileFailed(reason: string, details: Omit<ProgramErrorDetails, 'reason'> = {}): ProgramError {
   return new ProgramError('COMPILE_FAILED', { ...details, reason })
 }

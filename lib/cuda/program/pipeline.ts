@@ -6,7 +6,7 @@
 //                    gathered so far, so the second half can deliver them in order.
 //   deliverDiagnostics, packageOutput
 //                    the sequential half: the tools' stderr to onDiagnostic in the order they ran,
-//                    then the host ELF object (packageHostObject).
+//                    then the host object (packageHostObject; packageCoffObject for windows).
 //
 // Plain functions of a checked configuration and its PTX, holding no state: the handle runs both
 // halves one compile at a time (handle.ts); compileMany runs the first half of many programs in
@@ -16,12 +16,14 @@
 import { availableParallelism } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { readCubin, type CubinKernel } from '../../elf/cubin.js'
+import { packageCoffObject } from '../../elf/coff.js'
 import { packageHostObject } from '../../elf/package.js'
 import { DIAGNOSTIC } from '../../spawn/index.js'
 import type { ChildRusage } from '../../spawn/types.js'
 import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
 import { runFatbinaryAsync, type FatbinaryInput, type FatbinaryRun } from '../fatbinary.js'
 import { runPtxasAsync, type InputRoute, type PtxasRun } from '../ptxas.js'
+import { TempFileError } from '../temp-file.js'
 import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env } from '../toolkit.js'
 import type { ResolvedConfig } from './config.js'
 import { compileFailed, type ProgramTool } from './errors.js'
@@ -50,8 +52,9 @@ export interface TargetImage {
 
 export interface ProgramOutput {
   /**
-   * The host ELF relocatable: <name>_cubin, <name>_cubin_size[, <name>_sass, <name>_sass_size];
-   * for several targets (or with embedPtx) <name>_fatbin and <name>_fatbin_size instead.
+   * The host object, an ELF relocatable (hostOs linux) or a COFF object (windows): <name>_cubin,
+   * <name>_cubin_size[, <name>_sass, <name>_sass_size]; for several targets (or with embedPtx)
+   * <name>_fatbin and <name>_fatbin_size instead.
    */
   object: Buffer
   /** The (first) target's cubin. */
@@ -109,7 +112,9 @@ export async function assembleProgram(
   try {
     return await runTools(config, ptx, signal, callerSignal, started, diagnostics)
   } catch (error) {
-    return { ok: false, diagnostics, error }
+    // A temp file that cannot be made (a PTX too big for argv where there is no memfd, the
+    // cubin for the dump) fails this compile, status 5 with the cause; it is no caller's mistake.
+    return { ok: false, diagnostics, error: error instanceof TempFileError ? compileFailed(error.message, { cause: error }) : error }
   }
 }
 
@@ -121,11 +126,8 @@ async function runTools(
   started: number,
   diagnostics: Array<[string, ProgramTool]>,
 ): Promise<Assembled> {
-  if (config.hostOs === 'windows') {
-    throw compileFailed('host operating system windows needs a COFF object, and tileharness can only package ELF so far')
-  }
   if (config.hostArch === 'arm64ec') {
-    throw compileFailed('host architecture arm64ec is a Windows (COFF) target, and tileharness can only package ELF so far')
+    throw compileFailed('host architecture arm64ec: tileharness writes objects for x86_64 and aarch64 only (ELF for linux, COFF for windows)')
   }
   // A cancelled compile touches nothing (docs/toolchain-contract.md, "Cancellation and parallel compiles").
   if (callerSignal?.aborted) throw compileFailed('the compile was aborted before ptxas started', { toolStatus: 'aborted' })
@@ -157,6 +159,7 @@ async function runTools(
         ptxasOptions: config.ptxasOptions,
         sanitize: config.sanitize,
         ptxas: ptxasPath,
+        inputName: config.inputName,
         timeout: timeoutLeft(),
         ...common,
       })
@@ -283,7 +286,9 @@ export function packageOutput(config: ResolvedConfig, assembled: Assembled, fina
   if (!assembled.ok) throw assembled.error
   let object: Buffer
   try {
-    object = packageHostObject({
+    // ELF for linux, COFF for windows: the same sections and symbols (lib/elf/coff.ts).
+    const packageObject = config.hostOs === 'windows' ? packageCoffObject : packageHostObject
+    object = packageObject({
       ...(assembled.fatbin === null ? { cubin: assembled.targets[0].cubin } : { fatbin: assembled.fatbin }),
       name: config.name,
       hostArch: config.hostArch as 'x86_64' | 'aarch64',

@@ -1,0 +1,132 @@
+// `tileharness bench`'s hyperfine options end to end, through the built binary: the run count,
+// the time unit and order of the summary, the per-run CSV, and the options' usage errors. Exact
+// counts come from -n or from --min-runs equal to --max-runs; the automatic count is checked
+// against the first run's own wall time, so nothing here depends on how fast the machine is.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { REPO_ROOT, tempDir } from '../helpers.js'
+
+const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
+const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
+  spawnChildSync({ file: process.execPath, args: [MAIN, 'bench', ...args], timeout: 120000, ...extra })
+const readJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'))
+
+t.test('runs: -n exact; automatic between --min-runs and --max-runs, the same for every command', async t => {
+  const dir = tempDir(t)
+  const json = path.join(dir, 'r.json')
+  const roundsOf = (report: { commands: Array<{ runs: Array<{ round: number }> }> }) => report.commands.map(c => c.runs.map(run => run.round))
+
+  let r = cli(['--min-runs', '3', '--max-runs', '3', '--warmup', '0', '--json', json, 'true', 'sh -c true'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  let report = readJson(json)
+  t.same(roundsOf(report), [[1, 2, 3], [1, 2, 3]], '--min-runs = --max-runs: exactly that many')
+  t.match(report.options, { runs: 3, automaticRuns: { minRuns: 3, maxRuns: 3, minTimeMs: 3000 } })
+
+  r = cli(['-n', '4', '--warmup', '0', '--json', json, 'true'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  report = readJson(json)
+  t.same(roundsOf(report), [[1, 2, 3, 4]], '-n 4')
+  t.match(report.options, { runs: 4, automaticRuns: null })
+
+  // Automatic: the count follows from the first round's wall times, whatever they were.
+  r = cli(['--min-runs', '2', '--max-runs', '40', '--warmup', '0', '--json', json, 'sleep 0.2', 'true'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  report = readJson(json)
+  const slowest = Math.max(...report.commands.map((c: { runs: Array<{ figures: { wallMs: number } }> }) => c.runs[0].figures.wallMs))
+  const expected = Math.min(40, Math.max(2, Math.ceil(3000 / slowest)))
+  t.ok(report.options.runs >= 2 && report.options.runs <= 40, `${report.options.runs} runs, between the bounds`)
+  t.equal(report.options.runs, expected, 'enough for the slowest command (by its first run) to run 3 s')
+  t.same(roundsOf(report), [1, 2].map(() => Array.from({ length: expected }, (_, i) => i + 1)), 'every command the same rounds')
+
+  // The default: at least 10 runs; `sleep 0.4` reaches 3 s in fewer, so exactly 10.
+  r = cli(['--warmup', '0', '--json', json, 'sleep 0.4'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  report = readJson(json)
+  t.match(report.options, { runs: 10, automaticRuns: { minRuns: 10, maxRuns: null, minTimeMs: 3000 } })
+  t.equal(report.commands[0].runs.length, 10)
+})
+
+t.test('--time-unit and --sort shape the printed summary and the Markdown', async t => {
+  const dir = tempDir(t)
+  const md = path.join(dir, 's.md')
+  let r = cli(['-n', '2', '--warmup', '0', '--time-unit', 'second', '--markdown', md, 'true'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  t.match(r.stdout.toString(), /^ {2}wall +\d+\.\d\d s +\d+\.\d\d s /m, 'the terminal in seconds')
+  t.match(fs.readFileSync(md, 'utf8'), /\| Wall median \[s\] \|/, 'the Markdown in seconds')
+  r = cli(['-n', '2', '--warmup', '0', '--time-unit', 'microsecond', 'true'])
+  t.match(r.stdout.toString(), /^ {2}wall +\d+ µs /m, 'the terminal in microseconds')
+
+  // The order by mean time is read from the report itself, so no test here depends on which
+  // command the machine ran faster (`sleep 0.1` given first is all but always the slower).
+  const json = path.join(dir, 's.json')
+  const order = (sort: string[]) => {
+    const r = cli(['-n', '2', '--warmup', '0', ...sort, '--json', json, '--markdown', md, '--reference', 'sh -c true', 'sleep 0.1', 'true'])
+    t.equal(r.exitCode, 0, r.stderr.toString())
+    const out = r.stdout.toString()
+    const commands: Array<{ command: string; summary: { wallMs: { mean: number } } }> = readJson(json).commands
+    return {
+      summary: out.slice(out.indexOf('Summary:')).split('\n').filter(l => / wall [\d.]+x/.test(l)).map(l => l.trim().replace(/ +wall .*/, '')),
+      table: fs.readFileSync(md, 'utf8').trim().split('\n').slice(2).map(row => /^\| `([^`]*)`/.exec(row)![1]),
+      byMean: [...commands].sort((a, b) => a.summary.wallMs.mean - b.summary.wallMs.mean).map(c => c.command),
+    }
+  }
+  const given = ['sh -c true', 'sleep 0.1', 'true']
+  let o = order(['--sort', 'command'])
+  t.same([o.summary, o.table], [given.slice(1), given], 'command: both as given')
+  o = order([])
+  t.same([o.summary, o.table], [o.byMean.filter(c => c !== 'sh -c true'), given], 'auto (the default): the Summary by mean time, the table as given')
+  o = order(['--sort', 'mean-time'])
+  t.same([o.summary, o.table], [o.byMean.filter(c => c !== 'sh -c true'), o.byMean], 'mean-time: both by mean time')
+})
+
+t.test('--runs-csv follows the output rules: standard output, refused before any run', async t => {
+  const dir = tempDir(t)
+  let r = cli(['-n', '2', '--warmup', '0', '--runs-csv', '-', 'true'])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  t.match(r.stderr.toString(), /^Benchmark 1: true$/m, 'the summary moves to stderr')
+  t.match(r.stdout.toString(), /^command,round,wallMs,[^\n]*\ntrue,1,[^\n]*\ntrue,2,[^\n]*\n$/, 'stdout is the CSV alone')
+  r = cli(['-n', '1', '--runs-csv', dir, 'true'])
+  t.equal(r.exitCode, 125)
+  t.equal(r.stderr.toString().split('\n')[0], `tileharness bench: --runs-csv: cannot write '${dir}': it is a directory`)
+  r = cli(['-n', '1', '--runs-csv', '-', '--json', '-', 'true'])
+  t.equal(r.stderr.toString().split('\n')[0], 'tileharness bench: --runs-csv and --json would all write to standard output')
+})
+
+t.test('bad hyperfine options: the option named, exit 125, before any run', async t => {
+  const dir = tempDir(t)
+  const ran = path.join(dir, 'ran')
+  const command = `sh -c 'echo run >> "${ran}"'`
+  const rows: Array<[string[], string]> = [
+    [['-P', 'x', '1', 'a'], "invalid -P HI 'a' (a number)"],
+    [['--parameter-scan', 'x', 'one', '3'], "invalid --parameter-scan LO 'one' (a number)"],
+    [['-P', 'x', '3', '1'], '-P x: LO 3 is above HI 1'],
+    [['-P', 'x', '1', '2', '-D', '0'], "invalid -D '0' (a step > 0)"],
+    [['-P', 'x', '1', '2', '--parameter-step-size', '-1'], "invalid --parameter-step-size '-1' (a step > 0)"],
+    [['-P', 'x', '1.5', '2'], "invalid -P '1.5' (a whole number, unless a step is given with -D)"],
+    [['-D', '1'], 'option -D needs a parameter scan (-P NAME LO HI)'],
+    [['-L', 'x', 'a', '-L', 'x', 'b'], "parameter 'x' given twice"],
+    [['-P'], 'option -P needs 3 values'],
+    [[command, '-P', 'x', '1'], 'option -P needs 3 values'],
+    [['-c', 'a', '-c', 'b'], '-c given 2 times for 1 command'],
+    [['--prepare', 'true', '--prepare', 'true', '--reference', 'true', '--', 'true', command], '--prepare given 2 times for 3 commands (give it once, or once per command)'],
+    [['--setup', 'sh -c "unterminated'], `--setup: cannot split 'sh -c "unterminated': unterminated double quote (opened at offset 6)`],
+    [['-n', '3', '--max-runs', '5'], '-n and --max-runs: give an exact count or bounds, not both'],
+    [['--min-runs', '5', '--max-runs', '2'], '--min-runs 5 is above --max-runs 2'],
+    [['--min-runs', '0'], "invalid --min-runs '0' (a whole number >= 1)"],
+    [['--max-runs', 'x'], "invalid --max-runs 'x' (a whole number >= 1)"],
+    [['--input', path.join(dir, 'nope')], `--input: cannot read '${path.join(dir, 'nope')}': no such file or directory (ENOENT)`],
+    [['--input', dir], `--input: cannot read '${dir}': it is a directory`],
+    [['--output', path.join(dir, 'no-dir', 'out')], `--output: cannot write '${path.join(dir, 'no-dir', 'out')}': no such file or directory (ENOENT)`],
+    [['--time-unit', 'hour'], "invalid --time-unit 'hour' (microsecond, millisecond or second)"],
+    [['--sort', 'name'], "invalid --sort 'name' (auto, command or mean-time)"],
+  ]
+  for (const [options, message] of rows) {
+    const args = options.includes(command) ? options : [...options, command]
+    const r = cli(args)
+    t.equal(r.exitCode, 125, `${options.join(' ')}: exit 125`)
+    t.equal(r.stderr.toString(), `tileharness bench: ${message}\nTry 'tileharness bench --help' for more information.\n`, `${options.join(' ')}: message`)
+  }
+  t.notOk(fs.existsSync(ran), 'no run was started')
+})

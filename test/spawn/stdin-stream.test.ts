@@ -1,0 +1,160 @@
+// startChild's stdin: 'pipe': a Writable the caller writes to while the child runs, with
+// backpressure, end() for EOF, EPIPE handed to the write that met it, and the pipe released when
+// the child is gone. Every row runs through both launch paths, measured and not.
+import fs from 'node:fs'
+import { once } from 'node:events'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChild, spawnChildSync, startChild } from '../../lib/index.js'
+import { baseline } from '../reliability/helpers.js'
+import { LAUNCHERS, MEASURE, tempDir } from '../helpers.js'
+
+const STARTS = LAUNCHERS.flatMap(launcher => MEASURE.map(measure => ({ launcher, measure, label: `${launcher}${measure ? ' measured' : ''}` })))
+
+/** The next `n` characters the stream gives (left flowing, so it can be read again). */
+function readChars(stream: NodeJS.ReadableStream, n: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = ''
+    const onData = (chunk: string | Buffer) => {
+      got += chunk.toString()
+      if (got.length < n) return
+      stream.off('data', onData)
+      stream.off('end', onEnd)
+      resolve(got)
+    }
+    const onEnd = () => reject(new Error(`the stream ended after ${JSON.stringify(got)}`))
+    stream.on('data', onData)
+    stream.once('end', onEnd)
+  })
+}
+
+/** Lets libuv write whatever the pipe will take now: a few turns of the loop. */
+async function turns(n = 5): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise(resolve => setImmediate(resolve))
+}
+
+t.test('an echo round trip through cat: write, read the echo, write again, end', async t => {
+  for (const { launcher, measure, label } of STARTS) {
+    const child = startChild({ file: 'cat', stdin: 'pipe', launcher, measure })
+    t.ok(child.stdin, `${label}: a stdin stream`)
+    const stdout = child.stdout.setEncoding('utf8')
+    child.stdin!.write('hello\n')
+    t.equal(await readChars(stdout, 6), 'hello\n', `${label}: the first line came back`)
+    child.stdin!.write('world\n')
+    t.equal(await readChars(stdout, 6), 'world\n', `${label}: and the second, after it`)
+    child.stdin!.end()
+    const r = await child.result
+    t.equal(r.exitCode, 0, `${label}: cat saw EOF and exited 0`)
+    t.equal(r.stdout.toString(), 'hello\nworld\n', `${label}: the result carries both`)
+    t.ok(child.stdin!.destroyed, `${label}: stdin released with the child`)
+  }
+})
+
+t.test('backpressure: a child that does not read holds the writes back in this process', async t => {
+  for (const { launcher, measure, label } of STARTS) {
+    const child = startChild({ file: 'sleep', args: ['100'], stdin: 'pipe', launcher, measure })
+    const chunk = Buffer.alloc(64 * 1024, 7)
+    let accepted = true
+    let written = 0
+    const errors: string[] = []
+    for (let i = 0; i < 32; i++) {
+      accepted = child.stdin!.write(chunk, error => {
+        if (error) errors.push((error as NodeJS.ErrnoException).code ?? error.message)
+        else written += chunk.length
+      }) && accepted
+    }
+    await turns()
+    t.equal(accepted, false, `${label}: write() said to wait`)
+    // The pipe takes what its buffer holds (64 KiB by default, at most 1 MiB); the rest waits here.
+    t.ok(written <= 1024 * 1024, `${label}: ${written} bytes reached the pipe, no more than it holds`)
+    t.ok(child.stdin!.writableLength >= 32 * chunk.length - 1024 * 1024, `${label}: ${child.stdin!.writableLength} bytes wait in the stream`)
+    t.ok(child.kill(), `${label}: killed`)
+    const r = await child.result
+    t.equal(r.signal, 'SIGKILL', `${label}: the child died of the kill, not of its input`)
+    await turns()
+    t.ok(child.stdin!.destroyed, `${label}: the waiting writes were dropped with the stream`)
+  }
+})
+
+t.test("'drain' comes as the child reads: 16 MiB through cat to /dev/null", async t => {
+  for (const { launcher, measure, label } of STARTS) {
+    const child = startChild({ file: 'cat', stdin: 'pipe', stdout: 'ignore', launcher, measure })
+    const chunk = Buffer.alloc(256 * 1024, 1)
+    let drains = 0
+    for (let i = 0; i < 64; i++) {
+      if (!child.stdin!.write(chunk)) {
+        await once(child.stdin!, 'drain')
+        drains++
+      }
+    }
+    child.stdin!.end()
+    const r = await child.result
+    t.equal(r.exitCode, 0, `${label}: cat read it all`)
+    t.ok(drains > 0, `${label}: waited for 'drain' ${drains} times`)
+  }
+})
+
+t.test('a child that stops reading: EPIPE goes to the writes, no error is thrown', async t => {
+  let uncaught: unknown = null
+  const onUncaught = (error: unknown) => { uncaught = error }
+  process.on('uncaughtException', onUncaught)
+  t.teardown(() => { process.off('uncaughtException', onUncaught) })
+  for (const { launcher, measure, label } of STARTS) {
+    const child = startChild({ file: 'head', args: ['-c', '10'], stdin: 'pipe', stdout: 'ignore', launcher, measure })
+    const codes = new Set<string>()
+    const big = Buffer.alloc(1024 * 1024, 2)
+    for (let i = 0; i < 64; i++) child.stdin!.write(big, error => { if (error) codes.add((error as NodeJS.ErrnoException).code ?? 'none') })
+    const r = await child.result
+    await turns()
+    t.equal(r.exitCode, 0, `${label}: head exited 0 after its 10 bytes`)
+    t.ok(codes.has('EPIPE') || codes.has('ERR_STREAM_DESTROYED'), `${label}: the writes were told (${[...codes].join(', ')})`)
+    t.ok(child.stdin!.destroyed, `${label}: stdin closed`)
+  }
+  t.equal(uncaught, null, 'nothing was thrown from nowhere')
+})
+
+t.test('writes made before the child exists wait for it (stdout to a FIFO being opened)', async t => {
+  const dir = tempDir(t)
+  for (const { launcher, measure, label } of STARTS) {
+    const fifo = path.join(dir, `out-${label.replace(/ /g, '-')}`)
+    t.equal(spawnChildSync({ file: 'mkfifo', args: [fifo] }).exitCode, 0)
+    // The child is started only once its stdout FIFO is open, i.e. once a reader opens the other end.
+    const child = startChild({ file: 'cat', stdin: 'pipe', stdout: { path: fifo }, launcher, measure })
+    t.equal(child.pid, 0, `${label}: not started yet`)
+    child.stdin!.end('early\n')
+    const reader = fs.createReadStream(fifo, { encoding: 'utf8' })
+    let text = ''
+    for await (const chunk of reader) text += chunk
+    const r = await child.result
+    t.equal(text, 'early\n', `${label}: the early write reached the child`)
+    t.equal(r.exitCode, 0, `${label}: exit 0`)
+  }
+})
+
+t.test("stdin: 'pipe' elsewhere: no stream, and the child reads EOF", async t => {
+  const sync = spawnChildSync({ file: 'cat', stdin: 'pipe' })
+  t.same([sync.exitCode, sync.stdout.toString()], [0, ''], 'spawnChildSync: EOF at once')
+  const async = await spawnChild({ file: 'cat', stdin: 'pipe' })
+  t.same([async.exitCode, async.stdout.toString()], [0, ''], 'spawnChild: EOF at once')
+  const withInput = startChild({ file: 'cat', input: 'given' })
+  t.equal(withInput.stdin, null, 'startChild with input: the input is the stdin, no stream')
+  t.equal((await withInput.result).stdout.toString(), 'given')
+  const ignored = startChild({ file: 'true' })
+  t.equal(ignored.stdin, null, 'startChild without a stdin pipe: no stream')
+  await ignored.result
+  t.throws(() => startChild({ file: 'cat', stdin: 'pipe', input: 'x' }), { code: 'ERR_INCOMPATIBLE_OPTION_PAIR' }, 'input and stdin: the same refusal as before')
+})
+
+t.test('no fd is left behind by 300 children with a stdin stream, ended or not', async t => {
+  const before = baseline()
+  const runs: Array<Promise<unknown>> = []
+  for (let i = 0; i < 300; i++) {
+    const child = startChild({ file: 'cat', stdin: 'pipe', stdout: 'ignore', launcher: i % 2 ? 'fork' : 'posix_spawn' })
+    if (i % 3 === 0) child.stdin!.end('x')
+    else if (i % 3 === 1) child.stdin!.write('y')
+    if (i % 3 !== 0) child.kill()
+    runs.push(child.result)
+  }
+  await Promise.all(runs)
+  await before.check(t)
+})
