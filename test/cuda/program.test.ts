@@ -864,6 +864,9 @@ t.test('one target: an array of one is the same object; embedPtx alone makes a f
   const withPtx = await Program.create({ input: MINIMAL_PTX, gpuName: 'sm_100', embedPtx: true }).compile()
   t.same(readFatbin(withPtx.fatbin!).map((e) => [e.kind, e.arch]), [['elf', 'sm_100'], ['ptx', 'sm_100']])
   t.ok(withPtx.object.includes('program_fatbin\0'))
+  // A Windows host: the same fat binary in a COFF object.
+  const coff = await Program.create({ input: MINIMAL_PTX, gpuName: ['sm_100', 'sm_120'], hostOs: 'windows', hostArch: 'x86_64' }).compile()
+  t.ok(coff.object.equals(packageCoffObject({ fatbin: coff.fatbin!, name: 'program', hostArch: 'x86_64' })), 'COFF: packageCoffObject\'s object for the fat binary')
 })
 
 t.test('several targets: checked at create', async (t) => {
