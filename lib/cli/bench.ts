@@ -92,7 +92,7 @@ export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --ma
 Runs are interleaved (A B A B ...) and each command's ratio to the reference is the median of
 the pairwise ratios, so drift on a busy machine cancels; with it, a 95% bootstrap confidence
 interval and a p-value (Wilcoxon signed-rank test on the pairs). Outliers: beyond 1.5 IQR of
-the quartiles (Tukey's fences), the IQR taken as at least 4 quanta of the figure and 2% of its
+the quartiles (Tukey's fences), the IQR taken as at least 4 quanta of the figure and 5% of its
 median. A warning when the load average says other work competed for the CPUs. A progress bar
 is drawn on stderr when it is a terminal.
 
