@@ -392,8 +392,8 @@ struct ChildFds {
   int src[3] = {-1, -1, -1};
   int owned[3] = {-1, -1, -1};  // fds Launch created and must close after the spawn
   int reportW = -1;             // measure: the child's end of the report pipe
-  std::vector<int> extraTargets, extraSrc;
-  std::vector<int> extraOwned;  // the lifted copies of extra sources (-1: the caller's own fd used)
+  std::vector<int> extraTargets;
+  std::vector<int> extraSrc;  // copies of the caller's fds, owned: closed after the spawn
   std::vector<int> keep;        // the child fds above 2 that survive, ascending
   int above = 3;                // the lowest number above every child fd: where sources go
 };
@@ -404,22 +404,19 @@ bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, Fd
   if (spec.measure) fds.keep.insert(std::lower_bound(fds.keep.begin(), fds.keep.end(), spec.reportFd), spec.reportFd);
   if (!fds.keep.empty()) fds.above = fds.keep.back() + 1;
 
-  // Sources of the fds above 2 are lifted above every target (F_DUPFD_CLOEXEC), so that the
+  // Sources of the fds above 2 are copied above every target (F_DUPFD_CLOEXEC), so that the
   // child's dup2s can be done in any order: with {3: 4, 4: 3}, dup2(4, 3) would otherwise destroy
-  // the 3 still to be moved to 4. The caller's fd is used as it is when it already sits above.
+  // the 3 still to be moved to 4. Always a copy, even of an fd that already sits above: a caller's
+  // fd closed since normalize.ts checked it then fails here, stage dup2, before any child exists
+  // (inside posix_spawn it would come back as exec's EBADF).
   size_t n = spec.extraFds.size();
-  fds.extraOwned.assign(n, -1);  // sized once: the guard keeps pointers into it
+  fds.extraSrc.assign(n, -1);  // sized once: the guard keeps pointers into it
   for (size_t i = 0; i < n; i++) {
     const ExtraFd &e = spec.extraFds[i];
-    int src = e.fd;
-    if (src < fds.above) {
-      fds.extraOwned[i] = fcntl(e.fd, F_DUPFD_CLOEXEC, fds.above);
-      if (fds.extraOwned[i] < 0) return Fail(out, Stage::Dup2, errno, e.target);
-      guard.fds.push_back(&fds.extraOwned[i]);
-      src = fds.extraOwned[i];
-    }
+    fds.extraSrc[i] = fcntl(e.fd, F_DUPFD_CLOEXEC, fds.above);
+    if (fds.extraSrc[i] < 0) return Fail(out, Stage::Dup2, errno, e.target);
+    guard.fds.push_back(&fds.extraSrc[i]);
     fds.extraTargets.push_back(e.target);
-    fds.extraSrc.push_back(src);
   }
   if (spec.measure) {
     if (!MakePipe(out.reportR, fds.reportW, fds.above)) return Fail(out, Stage::Pipe, errno);

@@ -6,7 +6,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import type { ChildSpec } from '../../lib/index.js'
-import { eachPath, tempDir } from '../helpers.js'
+import { native, rawNumbers } from '../../lib/spawn/native.js'
+import { normalizeSpec } from '../../lib/spawn/normalize.js'
+import { buildResult } from '../../lib/spawn/result.js'
+import { LAUNCHERS, MEASURE, eachPath, tempDir } from '../helpers.js'
 import { baseline } from '../reliability/helpers.js'
 
 const parentFds = baseline()
@@ -129,6 +132,21 @@ t.test('invalid fds are refused before any child starts', async t => {
       t.same([e.constructor.name, e.code, e.field], [kind, code, field], e.message)
       t.ok(e.message.startsWith(field), `the message names ${field}: ${e.message}`)
     }, { launchers: ['auto'] })
+  }
+})
+
+// The window itself, opened deterministically: the spec normalized (the fd checked open), the fd
+// closed, then the launch every API shares.
+t.test('an fd closed after the check and before the launch: stage dup2, EBADF, no child (exit code 126)', async t => {
+  for (const launcher of LAUNCHERS) for (const measure of MEASURE) {
+    const fd = fs.openSync(known, 'r')
+    const spec = normalizeSpec({ file: 'true', fds: { 5: fd }, launcher, measure })
+    fs.closeSync(fd)
+    const numbers = rawNumbers()
+    const r = buildResult(numbers, native.spawnSync(spec.native, null, numbers), spec)
+    const label = `${launcher}${measure ? ' measured' : ''}`
+    t.same([r.pid, r.exitCode, r.spawnError?.stage, r.spawnError?.code], [0, 126, 'dup2', 'EBADF'], label)  // 126, as every start that fails
+    t.equal(r.spawnError?.message, "Couldn't redirect fd 5: Bad file descriptor", label)
   }
 })
 
