@@ -393,7 +393,7 @@ struct ChildFds {
   int owned[3] = {-1, -1, -1};  // fds Launch created and must close after the spawn
   int reportW = -1;             // measure: the child's end of the report pipe
   std::vector<int> extraTargets;
-  std::vector<int> extraSrc;  // copies of the caller's fds, owned: closed after the spawn
+  std::vector<int> extraSrc;    // copies of the caller's fds, owned: closed after the spawn
   std::vector<int> keep;        // the child fds above 2 that survive, ascending
   int above = 3;                // the lowest number above every child fd: where sources go
 };

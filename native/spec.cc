@@ -119,7 +119,7 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
   Napi::Array ea = extra.As<Napi::Array>();
   for (uint32_t i = 0; i < ea.Length(); i++) {
     std::vector<double> pair = GetNumbers(env, ea.Get(i), "fds entries");
-    if (pair.size() != 2 || !(pair[0] >= 3 && pair[0] < 1024) || !(pair[1] >= 0 && pair[1] <= 2147483647.0) ||
+    if (pair.size() != 2 || !(pair[0] >= 3 && pair[0] < 1024) || pair[0] != std::floor(pair[0]) || !(pair[1] >= 0 && pair[1] <= 2147483647.0) ||
         (!spec.extraFds.empty() && pair[0] <= spec.extraFds.back().target))
       ThrowType(env, "fds entries are [target 3..1023, ascending, fd]");
     spec.extraFds.push_back({static_cast<int>(pair[0]), static_cast<int>(pair[1])});
