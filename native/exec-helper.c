@@ -5,10 +5,11 @@
  * 2 GiB Node process, even by posix_spawn's vfork, therefore reports 2 GiB. So the harness
  * starts this small static program instead, and it forks the target from its own small image:
  * the target's process is new (maxrss starts at zero) and its pre-exec image is this helper's.
- * The helper waits for the target and reports the target's own status and rusage on fd 3.
+ * The helper waits for the target and reports the target's own status and rusage on fd 3 (or
+ * the fd given with -R).
  *
  *   tileharness-exec [-s] [-P PGID] [-r RESOURCE:SOFT:HARD]... [-c CPU,...] [-m UMASK]
- *                    [-G GID,...] [-g GID] [-u UID] [-p PARENT] -- FILE ARGV0 [ARGS...]
+ *                    [-G GID,...] [-g GID] [-u UID] [-p PARENT] [-R FD] -- FILE ARGV0 [ARGS...]
  *
  * The target is the same child the harness would have started itself:
  *   -s    the target starts a new session (it is the group leader the harness's group kills reach;
@@ -26,6 +27,9 @@
  *         itself), and so the target with it. posix_spawn cannot set a death signal, and the
  *         harness starts the helper by posix_spawn, so without this a SIGKILLed harness left the
  *         helper waiting and the target running, reparented to init;
+ *   -R    the fd the report goes to (default 3): the harness moves it off the extra fds (`fds`)
+ *         the caller gave the target. Every other fd the helper starts with is the target's: the
+ *         target inherits them all, the report fd alone closed;
  *   FILE  looked up on this process's PATH by execvp's rules (native/exec-search.h).
  * As soon as the target exists the helper reports its pid (STARTED): from then on the harness
  * signals the target directly, SIGKILL and SIGSTOP included. Signals that reach the helper itself
@@ -62,6 +66,7 @@
 #define STAGE_AFFINITY 15
 
 static volatile pid_t target = 0;
+static int report_fd = TH_REPORT_FD;
 
 static void forward(int sig) {
   if (target > 0) kill(target, sig);
@@ -98,7 +103,7 @@ static void send_report(struct th_helper_report *r) {
   r->magic = TH_REPORT_MAGIC;
   ssize_t n;
   do {
-    n = write(TH_REPORT_FD, r, sizeof *r);
+    n = write(report_fd, r, sizeof *r);
   } while (n < 0 && errno == EINTR);
 }
 
@@ -187,6 +192,8 @@ int main(int argc, char **argv) {
                parse_limit(argv[i + 1], &resources[nlimits], &limits[nlimits])) {
       nlimits++;
       i++;
+    } else if (strcmp(argv[i], "-R") == 0 && value && (report_fd = (int)parse_id(value, INT_MAX)) >= 3) {
+      i++;
     } else if (strcmp(argv[i], "-p") == 0 && i + 1 < argc && (parent = strtol(argv[i + 1], NULL, 10)) > 0) {
       i++;
     } else {
@@ -235,7 +242,7 @@ int main(int argc, char **argv) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != self) _exit(127);
     close(errpipe[0]);
-    close(TH_REPORT_FD); /* the target starts with 0-2 only */
+    close(report_fd); /* the target starts with 0-2 and its extra fds only */
     if (want_setsid && setsid() < 0) {
       report[0] = STAGE_SETSID;
       report[1] = errno;

@@ -1,6 +1,6 @@
-/* The measuring helper's reports (native/exec-helper.c writes them on fd 3; native/waiter.cc
- * reads them): fixed-size records, the one definition of their layout. Plain C, included from
- * C++ too.
+/* The measuring helper's reports (native/exec-helper.c writes them on fd 3, or the fd its -R
+ * names; native/waiter.cc reads them): fixed-size records, the one definition of their layout.
+ * Plain C, included from C++ too.
  *
  * First a STARTED record as soon as the target exists (its pid: the harness signals the target
  * itself from then on, SIGKILL and SIGSTOP included, which a helper could never forward), then
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
-#define TH_REPORT_FD 3
+#define TH_REPORT_FD 3 /* the default; exec-helper -R moves it off the extra fds a caller asked for */
 #define TH_REPORT_MAGIC 0x54484558u /* "THEX" */
 
 enum th_report_kind {

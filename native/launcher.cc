@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -215,7 +216,17 @@ struct ChildPlan {
   const struct rlimit *limits;
   const int *limitResources;
   size_t limitCount;
-  int reportFd;  // measure: the report pipe's write end, to be placed at kReportFd; else -1
+  int reportFd;     // measure: the report pipe's write end, to be placed at reportTarget; else -1
+  int reportTarget;
+  // Extra fds (`fds`): extraSrc[i] goes to extraTargets[i]. Every source sits above every child fd
+  // (PreparePipesAndFds), so no dup2 can clobber a source still to be used.
+  const int *extraTargets;
+  const int *extraSrc;
+  size_t extraCount;
+  // The child fds above 2 that survive (extra targets and the report fd), ascending: everything
+  // between and above them is closed.
+  const int *keep;
+  size_t keepCount;
   struct sigaction defaultAction;
   sigset_t emptyMask;
   int errFd;
@@ -248,6 +259,14 @@ void TakeDeathSignal(const ChildPlan *plan) {
   if (getppid() != plan->parentPid) _exit(ExitCodeForSpawnFailure(Stage::Signal, ESRCH));
 }
 
+// Marks first..last close-on-exec (close_range), or, on a kernel without it, closes them; the
+// error channel is never among a gap's fds (it sits above every kept fd) and is spared above.
+void CloseOnExec(const ChildPlan *plan, unsigned first, unsigned last) {
+  if (syscall(SYS_close_range, first, last, CLOSE_RANGE_CLOEXEC) == 0) return;
+  for (unsigned fd = first; fd <= last && fd < 65536; fd++)
+    if (static_cast<int>(fd) != plan->errFd) close(static_cast<int>(fd));
+}
+
 __attribute__((noinline)) int ChildMain(void *arg) {
   const ChildPlan *plan = static_cast<const ChildPlan *>(arg);
 
@@ -259,8 +278,8 @@ __attribute__((noinline)) int ChildMain(void *arg) {
 
   if (plan->deathSignal) TakeDeathSignal(plan);
 
-  // Redirections, in order 0, 1, 2. Every Dup2 source is >= 3 (LiftAboveStdio), so no target can
-  // clobber a source still to be used.
+  // Pass 1, redirections, in order 0, 1, 2. Every Dup2 source is >= 3 (LiftAboveStdio), so no
+  // target can clobber a source still to be used.
   for (int target = 0; target < 3; target++) {
     const ChildIo &io = plan->io[target];
     switch (io.action) {
@@ -292,12 +311,13 @@ __attribute__((noinline)) int ChildMain(void *arg) {
     }
   }
 
-  if (plan->reportFd >= 0) {
-    // After 0..2 are in place, so it cannot disturb a source they needed. dup2 onto itself would
-    // keep close-on-exec, so clear the flag instead.
-    if (plan->reportFd == kReportFd) fcntl(kReportFd, F_SETFD, 0);
-    else if (dup2(plan->reportFd, kReportFd) < 0) ChildFail(plan, Stage::Dup2, errno, kReportFd);
-  }
+  // Pass 2, the fds above 2: the extra fds, then the report fd. After 0..2 are in place, so they
+  // cannot disturb a source those needed; every source here is above every target, so none is
+  // its own target (dup2 onto itself would keep close-on-exec) and none is overwritten before use.
+  for (size_t i = 0; i < plan->extraCount; i++)
+    if (dup2(plan->extraSrc[i], plan->extraTargets[i]) < 0) ChildFail(plan, Stage::Dup2, errno, plan->extraTargets[i]);
+  if (plan->reportFd >= 0 && dup2(plan->reportFd, plan->reportTarget) < 0)
+    ChildFail(plan, Stage::Dup2, errno, plan->reportTarget);
 
   if (plan->cwd && chdir(plan->cwd) < 0) ChildFail(plan, Stage::Chdir, errno);
 
@@ -327,12 +347,15 @@ __attribute__((noinline)) int ChildMain(void *arg) {
   // A change of credentials clears the death signal (prctl(2)): take it again as the new user.
   if (plan->deathSignal && (plan->setGid || plan->setUid)) TakeDeathSignal(plan);
 
-  // Only 0..2 (and the report fd when measuring; the error channel until exec closes it) survive.
-  unsigned first = plan->reportFd >= 0 ? kReportFd + 1 : 3;
-  if (syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-    for (int fd = static_cast<int>(first); fd < 65536; fd++)
-      if (fd != plan->errFd) close(fd);
+  // Pass 3: only 0..2, the extra fds and the report fd survive exec (and the error channel until
+  // exec closes it): the gaps between the kept fds, then everything above the last.
+  unsigned next = 3;
+  for (size_t i = 0; i < plan->keepCount; i++) {
+    unsigned kept = static_cast<unsigned>(plan->keep[i]);
+    if (kept > next) CloseOnExec(plan, next, kept - 1);
+    next = kept + 1;
   }
+  CloseOnExec(plan, next, ~0U);
 
   bool sawEacces = false;
   int last = ENOENT;
@@ -363,16 +386,40 @@ struct CStrings {
 };
 
 // Parent-side fds for the three streams: for Pipe, the child's end; for Fd, the caller's fd
-// lifted above 2. The parent's ends of pipes land in Launched.
+// lifted above 2. The parent's ends of pipes land in Launched. Then the fds above 2: the extra
+// fds' sources and the report pipe's write end, all above `above`.
 struct ChildFds {
   int src[3] = {-1, -1, -1};
   int owned[3] = {-1, -1, -1};  // fds Launch created and must close after the spawn
   int reportW = -1;             // measure: the child's end of the report pipe
+  std::vector<int> extraTargets;
+  std::vector<int> extraSrc;    // copies of the caller's fds, owned: closed after the spawn
+  std::vector<int> keep;        // the child fds above 2 that survive, ascending
+  int above = 3;                // the lowest number above every child fd: where sources go
 };
 
 bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, FdGuard &guard) {
+  // The child fds above 2, ascending (spec.extraFds is sorted, the report fd is none of them).
+  for (const ExtraFd &e : spec.extraFds) fds.keep.push_back(e.target);
+  if (spec.measure) fds.keep.insert(std::lower_bound(fds.keep.begin(), fds.keep.end(), spec.reportFd), spec.reportFd);
+  if (!fds.keep.empty()) fds.above = fds.keep.back() + 1;
+
+  // Sources of the fds above 2 are copied above every target (F_DUPFD_CLOEXEC), so that the
+  // child's dup2s can be done in any order: with {3: 4, 4: 3}, dup2(4, 3) would otherwise destroy
+  // the 3 still to be moved to 4. Always a copy, even of an fd that already sits above: a caller's
+  // fd closed since normalize.ts checked it then fails here, stage dup2, before any child exists
+  // (inside posix_spawn it would come back as exec's EBADF).
+  size_t n = spec.extraFds.size();
+  fds.extraSrc.assign(n, -1);  // sized once: the guard keeps pointers into it
+  for (size_t i = 0; i < n; i++) {
+    const ExtraFd &e = spec.extraFds[i];
+    fds.extraSrc[i] = fcntl(e.fd, F_DUPFD_CLOEXEC, fds.above);
+    if (fds.extraSrc[i] < 0) return Fail(out, Stage::Dup2, errno, e.target);
+    guard.fds.push_back(&fds.extraSrc[i]);
+    fds.extraTargets.push_back(e.target);
+  }
   if (spec.measure) {
-    if (!MakePipe(out.reportR, fds.reportW)) return Fail(out, Stage::Pipe, errno);
+    if (!MakePipe(out.reportR, fds.reportW, fds.above)) return Fail(out, Stage::Pipe, errno);
     guard.fds.push_back(&fds.reportW);
     fcntl(out.reportR, F_SETFL, fcntl(out.reportR, F_GETFL) | O_NONBLOCK);
   }
@@ -491,8 +538,17 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
     }
     sa.Check(posix_spawn_file_actions_addfchdir_np(&sa.actions, cwdFd));
   }
-  if (fds.reportW >= 0) sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, fds.reportW, kReportFd));  // clears CLOEXEC, even onto itself
-  sa.Check(posix_spawn_file_actions_addclosefrom_np(&sa.actions, fds.reportW >= 0 ? kReportFd + 1 : 3));
+  // The fds above 2, after 0..2 and the fchdir (which may use an fd a target overwrites): the
+  // extra fds, the report fd, then the gaps between them closed and everything above. Every
+  // source sits above every target (PreparePipesAndFds).
+  for (size_t i = 0; i < fds.extraSrc.size(); i++) sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, fds.extraSrc[i], fds.extraTargets[i]));
+  if (fds.reportW >= 0) sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, fds.reportW, spec.reportFd));
+  int next = 3;
+  for (int kept : fds.keep) {
+    for (; next < kept; next++) sa.Check(posix_spawn_file_actions_addclose(&sa.actions, next));
+    next = kept + 1;
+  }
+  sa.Check(posix_spawn_file_actions_addclosefrom_np(&sa.actions, next));
 
   // Every signal to SIG_DFL in the child. sigfillset leaves out glibc's two internal signals
   // (SIGRTMIN-2 and -1, i.e. 32 and 33), and for signals not in the set glibc's child sets those
@@ -571,7 +627,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   int errRead = -1, errWrite = -1;
   FdGuard errGuard;
   errGuard.fds = {&errRead, &errWrite};
-  if (!MakePipe(errRead, errWrite, kReportFd + 1)) {
+  if (!MakePipe(errRead, errWrite, fds.above)) {  // above every target: no dup2 of the child's reaches it
     Fail(out, Stage::Pipe, errno);
     return;
   }
@@ -629,6 +685,12 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   plan.limitResources = resources.data();
   plan.limitCount = limits.size();
   plan.reportFd = fds.reportW;
+  plan.reportTarget = spec.reportFd;
+  plan.extraTargets = fds.extraTargets.data();
+  plan.extraSrc = fds.extraSrc.data();
+  plan.extraCount = fds.extraSrc.size();
+  plan.keep = fds.keep.data();
+  plan.keepCount = fds.keep.size();
   memset(&plan.defaultAction, 0, sizeof plan.defaultAction);
   plan.defaultAction.sa_handler = SIG_DFL;
   sigemptyset(&plan.defaultAction.sa_mask);

@@ -23,6 +23,12 @@ struct StdioSpec {
   bool append = false;
 };
 
+// An extra fd (`fds`): the caller's open fd `fd`, given to the child as `target` (3..1023).
+struct ExtraFd {
+  int target;
+  int fd;
+};
+
 struct RlimitSetting {
   int resource;
   rlim_t soft;
@@ -36,6 +42,7 @@ struct LaunchSpec {
   bool hasCwd = false;
   std::string cwd;
   StdioSpec io[3];
+  std::vector<ExtraFd> extraFds;  // sorted by target, targets distinct (normalize.ts)
   bool setsid = false;
   bool deathSignal = false;       // fork path: PR_SET_PDEATHSIG(SIGKILL)
   std::vector<RlimitSetting> rlimits;
@@ -51,17 +58,17 @@ struct LaunchSpec {
   std::vector<int> cpus;  // the CPUs the child is pinned to (fork path); empty: inherited
   LauncherChoice launcher = LauncherChoice::Auto;
   // measure: the program is the measuring helper (native/exec-helper.c); the child gets the write
-  // end of a report pipe as fd 3, and everything from fd 4 up is closed. The target's setsid and
+  // end of a report pipe as fd `reportFd` (3, or the first number above 2 that is not an extra
+  // fd's target: the helper is told with -R), and every other fd above 2 that is not an extra fd
+  // is closed. The target's setsid and
   // rlimits (and credentials, umask, process group, CPUs) are the helper's to apply (its options),
   // so those fields here are the helper's own.
   bool measure = false;
+  int reportFd = TH_REPORT_FD;
   // Open a pidfd for the child (to poll for its exit, or signal it without a pid-reuse race).
   // Without one the sync waiter blocks in wait4, the contract's plain shape.
   bool wantPidfd = true;
 };
-
-// fd 3 in a measured child: where the helper writes its report (native/helper-report.h).
-constexpr int kReportFd = TH_REPORT_FD;
 
 // A started child, or the reason none is running. Owns its fds until handed on.
 struct Launched {

@@ -112,7 +112,24 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
       spec.io[i].append = GetBool(so, "append");
     }
   }
+  // [target, fd] pairs, ascending by target, each target 3..1023 (normalize.ts decides; a spec
+  // that breaks the launcher's assumptions is refused here, not trusted).
+  Napi::Value extra = o.Get("fds");
+  if (!extra.IsArray()) ThrowType(env, "fds must be an array");
+  Napi::Array ea = extra.As<Napi::Array>();
+  for (uint32_t i = 0; i < ea.Length(); i++) {
+    std::vector<double> pair = GetNumbers(env, ea.Get(i), "fds entries");
+    if (pair.size() != 2 || !(pair[0] >= 3 && pair[0] < 1024) || pair[0] != std::floor(pair[0]) || !(pair[1] >= 0 && pair[1] <= 2147483647.0) ||
+        (!spec.extraFds.empty() && pair[0] <= spec.extraFds.back().target))
+      ThrowType(env, "fds entries are [target 3..1023, ascending, fd]");
+    spec.extraFds.push_back({static_cast<int>(pair[0]), static_cast<int>(pair[1])});
+  }
   spec.measure = GetBool(o, "measure");
+  double reportFd = GetNumber(env, o, "reportFd");
+  if (!(reportFd >= 3 && reportFd <= 1024)) ThrowType(env, "reportFd must be from 3 to 1024");
+  spec.reportFd = static_cast<int>(reportFd);
+  for (const ExtraFd &e : spec.extraFds)
+    if (spec.measure && e.target == spec.reportFd) ThrowType(env, "reportFd must not be an fds target");
   spec.wantPidfd = GetBool(o, "pidfd");
   spec.setsid = GetBool(o, "setsid");
   spec.deathSignal = GetBool(o, "deathSignal");

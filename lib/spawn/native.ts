@@ -17,6 +17,10 @@ export interface NativeSpec {
   env: string[] | null
   cwd: string | null
   stdio: [NativeStdio, NativeStdio, NativeStdio]
+  /** Extra fds: [child fd, this process's fd], ascending by child fd (each 3..1023). */
+  fds: Array<[number, number]>
+  /** measure: the child fd the helper reports on (3, or moved off the `fds` targets; the helper's -R). */
+  reportFd: number
   setsid: boolean
   deathSignal: boolean
   rlimits: Array<[number, number, number]>

@@ -29,7 +29,7 @@ let helperFound = false
 const KNOWN_KEYS = new Set([
   'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
   'forceKillAfterDelay', 'graceTimeout', 'waitDelay', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal', 'measure',
-  'uid', 'gid', 'groups', 'umask', 'processGroup', 'cpus',
+  'uid', 'gid', 'groups', 'umask', 'processGroup', 'cpus', 'fds',
 ])
 
 export interface NormalizedSpec {
@@ -141,6 +141,43 @@ function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
   }
   const choices = field === 'stderr' ? "'pipe', 'ignore', 'inherit', 'closed', 'stdout'" : "'pipe', 'ignore', 'inherit', 'closed'"
   throw invalidValue(field, `must be ${choices}, an fd or { path, append? } (received ${JSON.stringify(value) ?? typeof value})`)
+}
+
+/** The highest child fd `fds` may give: FD_SETSIZE - 1, below any RLIMIT_NOFILE a system starts with. */
+const MAX_EXTRA_FD = 1023
+
+/**
+ * `fds` ({ childFd: parentFd }) as [childFd, parentFd] pairs ascending by child fd. Each parent fd
+ * is checked open here, as the stdio fds are (one closed after this and before the launch is the
+ * child's start failing: stage dup2, EBADF).
+ */
+function extraFds(value: unknown): Array<[number, number]> {
+  if (value === undefined) return []
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || types.isMap(value) || types.isSet(value) || types.isProxy(value)) {
+    throw invalidType('fds', 'an object of child fd to open fd (not an array or Map)', value)
+  }
+  const out: Array<[number, number]> = []
+  for (const [key, fd] of Object.entries(value as Record<string, unknown>)) {
+    const field = `fds[${key}]`
+    // Only canonical integers ('3', not '03' or '3.0'): a key is a child fd number.
+    const target = Number(key)
+    if (!/^(0|[1-9][0-9]*)$/.test(key)) throw invalidValue(field, `is not a child fd: keys are fd numbers from 3 to ${MAX_EXTRA_FD}`)
+    if (target < 3 || target > MAX_EXTRA_FD) {
+      throw outOfRange(field, `a child fd from 3 to ${MAX_EXTRA_FD} (0-2 are stdin, stdout and stderr)`, target)
+    }
+    if (fd === undefined) continue
+    if (typeof fd !== 'number') throw invalidType(field, 'an open fd of this process (a number)', fd)
+    out.push([target, fdNumber(field, fd)])
+  }
+  // Integer keys come out of Object.entries ascending already; sorted anyway, the launcher relies on it.
+  return out.sort((a, b) => a[0] - b[0])
+}
+
+/** The child fd a measured child's helper reports on: 3, or the first number above 2 that `fds` does not give. */
+function reportFdFor(fds: Array<[number, number]>): number {
+  let n = 3
+  for (const [target] of fds) if (target === n) n++
+  return n
 }
 
 function environment(value: unknown): string[] | null {
@@ -261,10 +298,11 @@ function abortSignal(value: unknown): AbortSignal {
 }
 
 // The measuring helper's options (native/exec-helper.c): -s, -P PGID, -r RES:SOFT:HARD, -c CPUS,
-// -m UMASK, -G GIDS, -g GID, -u UID for the target; -p PID, killOnExit: the helper, when started
+// -m UMASK, -G GIDS, -g GID, -u UID for the target; -R FD, the report fd when fd 3 is one of
+// the target's extra fds (`fds`, which the helper passes on); -p PID, killOnExit: the helper, when started
 // by posix_spawn, which cannot give it a death signal, takes one itself, so a SIGKILLed harness
 // takes the helper and its target with it.
-function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>, ids: ChildIds, killOnExit: boolean): string[] {
+function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>, ids: ChildIds, killOnExit: boolean, reportFd: number): string[] {
   const out = setsid ? ['-s'] : []
   if (ids.processGroup !== null) out.push('-P', String(ids.processGroup))
   for (const [resource, soft, hard] of rlimits) out.push('-r', `${resource}:${soft}:${hard}`)
@@ -274,6 +312,7 @@ function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>
   if (ids.gid !== null) out.push('-g', String(ids.gid))
   if (ids.uid !== null) out.push('-u', String(ids.uid))
   if (killOnExit) out.push('-p', String(process.pid))
+  if (reportFd !== 3) out.push('-R', String(reportFd))
   return out
 }
 
@@ -326,6 +365,8 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   const stdin: NativeStdio = input ? { kind: StdioKind.pipe } : stdinTarget(spec.stdin)
   const stdout = outputTarget('stdout', spec.stdout)
   const stderr = outputTarget('stderr', spec.stderr)
+  const fds = extraFds(spec.fds)
+  const reportFd = reportFdFor(fds)
 
   const timeout = delayMs('timeout', spec.timeout, 0)
   const killSignal = normalizeSignal('killSignal', spec.killSignal, SIGKILL)
@@ -388,10 +429,12 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
       // measure: the helper runs, and runs `file` (looked up on the child's PATH by the helper)
       // with the target's setsid, rlimits, ids and CPUs, which it applies in the target, not to itself.
       file: measure ? helperPath : file,
-      argv: measure ? [helperPath, ...helperOptions(setsid, rlimits, ids, killOnExit), '--', file, ...argv] : argv,
+      argv: measure ? [helperPath, ...helperOptions(setsid, rlimits, ids, killOnExit, reportFd), '--', file, ...argv] : argv,
       env: environ,
       cwd,
       stdio: [stdin, stdout, stderr],
+      fds,
+      reportFd,
       setsid: setsid && !measure,
       // Kills reach the group the child leads (a new session, or a new group); a group it joins
       // is someone else's.

@@ -26,7 +26,7 @@ function rlimitName(resource: number): string {
 }
 
 function spawnErrorMessage(stage: SpawnStage, description: string, detail: number, spec: NormalizedSpec): string {
-  const stream = STREAMS[detail] ?? 'a stream'
+  const stream = STREAMS[detail] ?? (detail >= 3 ? `fd ${detail}` : 'a stream')
   switch (stage) {
     case 'exec': return `Couldn't execute '${spec.file}': ${description}`
     case 'chdir': return `Couldn't change directory to '${spec.cwd}': ${description}`

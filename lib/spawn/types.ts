@@ -36,6 +36,13 @@ export interface ChildSpec {
   input?: string | ArrayBufferView | null
   stdout?: StdoutSpec | null
   stderr?: StderrSpec | null
+  /**
+   * Extra fds for the child: `{ 3: fd, 7: fd2 }` gives the child this process's open fd `fd` as its
+   * fd 3 and `fd2` as its fd 7 (child fds 3 to 1023); every other fd above 2 is still closed in
+   * the child. A pipe is passed as one of its ends (a FIFO the caller opened, a net.Socket's
+   * `_handle.fd`, an fs fd). The fds must stay open until the child has started.
+   */
+  fds?: Readonly<Record<number, number>> | null
   /** Milliseconds; 0 or absent = no timeout. */
   timeout?: number | null
   /** Signal sent at the deadline (default SIGKILL, as the contract has it). */

@@ -77,6 +77,10 @@ const stdin = fc.oneof(fc.constantFrom('ignore', 'closed', 'inherit'), fd, fc.co
 const badStdin = fc.oneof(fc.constantFrom('pipe', 'stdout', { path: '' }, { path: inputFile, append: true }, { path: 'a\0' }), badFd)
 const output = fc.oneof(fc.constantFrom('pipe', 'pipe', 'ignore', 'inherit', 'closed'), fd,
   fc.record({ path: fc.constantFrom('out', 'sub/out', 'input'), append: fc.option(fc.boolean(), { nil: undefined }) }, { requiredKeys: ['path'] }))
+// fds: a held file, and this process's 0-2, at child fds 3 and up; junk: keys 0-2, 1024 or not a
+// number, a closed fd, a pipe by name, an array.
+const fds = fc.oneof(fc.constant({}), fc.dictionary(fc.constantFrom('3', '4', '7', '1023'), fd, { minKeys: 1, maxKeys: 3 }))
+const badFds = fc.constantFrom({ 2: heldFd }, { 1024: heldFd }, { a: heldFd }, { '03': heldFd }, { 3: 987654 }, { 3: 'pipe' }, { 3: -1 }, [heldFd], 3)
 const badOutput = fc.oneof(fc.constantFrom('bogus', { path: '' }, { path: 'out', append: 1 }, { path: 'out', mode: 0o600 }), badFd)
 const limitValue = fc.oneof(fc.nat({ max: 4096 }), fc.constantFrom('unlimited' as const))
 const limit = fc.oneof(limitValue, fc.record({ soft: fc.nat({ max: 4096 }), hard: fc.oneof(fc.integer({ min: 4096, max: 8192 }), fc.constant('unlimited')) }))
@@ -106,6 +110,7 @@ const specFields = () => fc.record({
   input: field(input, fc.constantFrom([1, 2], 42)),
   stdout: field(output, badOutput),
   stderr: field(fc.oneof(output, fc.constant('stdout')), badOutput),
+  fds: field(fds, badFds),
   timeout: field(ms, badMs),
   killSignal: field(signal, badSignal),
   forceKillAfterDelay: field(ms, badMs),
@@ -138,7 +143,7 @@ function buildSpec(g: Generated, api: 'sync' | 'async'): ChildSpec {
     file: g.fileJunk ?? g.program.file,
     args: g.argsJunk ?? [...g.program.args, ...(g.program.extraArgs ? g.extraArgs : [])],
   }
-  for (const key of ['argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal', 'forceKillAfterDelay',
+  for (const key of ['argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'fds', 'timeout', 'killSignal', 'forceKillAfterDelay',
     'graceTimeout', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'measure', 'uid', 'gid', 'groups', 'umask',
     'processGroup', 'cpus'] as const) {
     if (g[key] !== undefined) spec[key] = g[key]

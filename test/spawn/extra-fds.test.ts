@@ -1,0 +1,153 @@
+// fds: extra fds for the child (child fd → this process's open fd), through every path (API ×
+// launcher × measure). The child gets exactly the fds asked for at the numbers asked for, every
+// other fd above 2 still closed; a measured child's helper reports on a fd the caller did not ask
+// for (its -R), so the target sees the same fds an unmeasured child does.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import type { ChildSpec } from '../../lib/index.js'
+import { native, rawNumbers } from '../../lib/spawn/native.js'
+import { normalizeSpec } from '../../lib/spawn/normalize.js'
+import { buildResult } from '../../lib/spawn/result.js'
+import { LAUNCHERS, MEASURE, eachPath, tempDir } from '../helpers.js'
+import { baseline } from '../reliability/helpers.js'
+
+const parentFds = baseline()
+const dir = tempDir(t)
+const known = path.join(dir, 'known')
+fs.writeFileSync(known, 'known content\n')
+
+/** A file opened for the test, closed when it ends. */
+function open(t: { teardown(fn: () => void): void }, file: string, flags: string): number {
+  const fd = fs.openSync(file, flags)
+  t.teardown(() => fs.closeSync(fd))
+  return fd
+}
+
+/** Where the shell's fd n points, or 'closed'. */
+const where = (fds: number[]) => ({
+  file: 'sh', args: ['-c', fds.map(n => `readlink /proc/$$/fd/${n} || echo closed`).join('; ')],
+}) satisfies Partial<ChildSpec>
+
+t.test('a child writing to fd 3', t => eachPath(t, '', async (t, { run, measure }) => {
+  const out = path.join(tempDir(t), 'out')
+  const r = await run({ file: 'sh', args: ['-c', 'echo hi >&3'], fds: { 3: open(t, out, 'w') } })
+  t.same([r.exitCode, r.spawnError], [0, null], r.stderr.toString())
+  t.equal(fs.readFileSync(out, 'utf8'), 'hi\n')
+  t.equal(r.rusageSource, measure ? 'helper' : 'wait4', 'measured, the helper still reports (on a fd of its own)')
+}))
+
+t.test('a child reading fd 4', t => eachPath(t, '', async (t, { run }) => {
+  const r = await run({ file: 'sh', args: ['-c', 'cat <&4'], fds: { 4: open(t, known, 'r') } })
+  t.same([r.exitCode, r.stdout.toString(), r.stderr.toString()], [0, 'known content\n', ''])
+}))
+
+t.test('a sparse mapping: the gap stays closed', t => eachPath(t, '', async (t, { run }) => {
+  const d = tempDir(t)
+  const [a, b] = [path.join(d, 'a'), path.join(d, 'b')]
+  const r = await run({ ...where([3, 4, 5, 6]), fds: { 3: open(t, a, 'w'), 5: open(t, b, 'w') } })
+  t.same(r.stdout.toString().split('\n'), [a, 'closed', b, 'closed', ''])
+}))
+
+t.test('sources that are other targets, or their own', t => eachPath(t, '', async (t, { run }) => {
+  const d = tempDir(t)
+  const [a, b] = [path.join(d, 'a'), path.join(d, 'b')]
+  const fa = open(t, a, 'w'), fb = open(t, b, 'w')
+  t.ok(fa >= 3 && fb >= 3 && fa < 1024 && fb < 1024, `precondition: ${fa} and ${fb} can be child fds`)
+  // Crossed: each parent fd goes to the number the other has here (dup2 in order would lose one).
+  const crossed = await run({ ...where([fa, fb]), fds: { [fa]: fb, [fb]: fa } })
+  t.same(crossed.stdout.toString().split('\n'), [b, a, ''], 'crossed')
+  // Onto its own number: still open after exec (a dup2 onto itself would keep close-on-exec).
+  // (dash's >& takes one digit: the write goes through the fd's /proc link, open only if the fd is.)
+  const same = await run({ file: 'sh', args: ['-c', `echo same > /proc/$$/fd/${fa}`], fds: { [fa]: fa } })
+  t.same([same.exitCode, same.stderr.toString()], [0, ''])
+  t.equal(fs.readFileSync(a, 'utf8'), 'same\n', 'an fd onto its own number')
+  // One parent fd at two child fds, and this process's stdin (fd 0) at a child fd.
+  const twice = await run({ ...where([3, 4, 5]), fds: { 3: fb, 4: fb, 5: 0 } })
+  t.same(twice.stdout.toString().split('\n'), [b, b, fs.readlinkSync('/proc/self/fd/0'), ''])
+}))
+
+// Nothing else leaked: the child's fds are 0-2 and those asked for, plus the one `ls` opens for
+// /proc/self/fd itself, which takes the lowest free number.
+const leakRows: Array<[string, number[]]> = [
+  ['no fds', []],
+  ['fd 3', [3]],
+  ['fds 3 and 7', [3, 7]],
+  ['fd 5 alone', [5]],
+  ['fds 3 to 6', [3, 4, 5, 6]],
+  ['fd 1023', [1023]],
+]
+
+t.test('nothing else leaks into the child', async t => {
+  const fd = open(t, known, 'r')
+  for (const [name, targets] of leakRows) {
+    await eachPath(t, name, async (t, { run }) => {
+      const r = await run({ file: 'ls', args: ['/proc/self/fd'], fds: Object.fromEntries(targets.map(n => [n, fd])) })
+      t.equal(r.exitCode, 0, r.stderr.toString())
+      const listed = r.stdout.toString().trim().split('\n').map(Number).sort((x, y) => x - y)  // ls sorts by name
+      const kept = [0, 1, 2, ...targets]
+      let lsOwn = 0
+      while (kept.includes(lsOwn)) lsOwn++
+      t.same(listed, [...kept, lsOwn].sort((x, y) => x - y), `0-2, ${targets.join(', ') || 'nothing else'}, and ls's own ${lsOwn}`)
+    })
+  }
+})
+
+t.test('null and undefined are "not given"', t => eachPath(t, '', async (t, { run }) => {
+  for (const fds of [null, undefined, {}, { 3: undefined }]) {
+    const r = await run({ ...where([3]), fds: fds as ChildSpec['fds'] })
+    t.equal(r.stdout.toString(), 'closed\n', JSON.stringify(fds) ?? 'undefined')
+  }
+}))
+
+// Validated up front, before any child starts: an fd closed between the call and the launch (a
+// spawnChild still opening a { path } target) is the child's start failing, stage dup2, EBADF.
+const invalid: Array<[string, unknown, string, string, string]> = [
+  ['a key that is not a number', { a: 0 }, 'TypeError', 'ERR_INVALID_ARG_VALUE', 'fds[a]'],
+  ['a key that is not canonical', { '03': 0 }, 'TypeError', 'ERR_INVALID_ARG_VALUE', 'fds[03]'],
+  ['a fractional key', { 3.5: 0 }, 'TypeError', 'ERR_INVALID_ARG_VALUE', 'fds[3.5]'],
+  ['key 2: stdio is stdin/stdout/stderr\'s', { 2: 0 }, 'RangeError', 'ERR_OUT_OF_RANGE', 'fds[2]'],
+  ['key 1024', { 1024: 0 }, 'RangeError', 'ERR_OUT_OF_RANGE', 'fds[1024]'],
+  ['a closed fd', { 3: 987654 }, 'RangeError', 'ERR_INVALID_FD', 'fds[3]'],
+  ['a negative fd', { 3: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE', 'fds[3]'],
+  ['a fractional fd', { 3: 1.5 }, 'RangeError', 'ERR_OUT_OF_RANGE', 'fds[3]'],
+  ['an fd that is not a number', { 3: '0' }, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'fds[3]'],
+  ['a pipe by name (not a shape fds takes)', { 3: 'pipe' }, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'fds[3]'],
+  ['an array', [0, 1, 2, 0], 'TypeError', 'ERR_INVALID_ARG_TYPE', 'fds'],
+  ['a Map', new Map([[3, 0]]), 'TypeError', 'ERR_INVALID_ARG_TYPE', 'fds'],
+  ['a number', 3, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'fds'],
+]
+
+t.test('invalid fds are refused before any child starts', async t => {
+  for (const [name, fds, kind, code, field] of invalid) {
+    await eachPath(t, name, async (t, { run }) => {
+      let thrown: unknown = null
+      try {
+        await run({ file: 'true', fds: fds as ChildSpec['fds'] })
+      } catch (e) {
+        thrown = e
+      }
+      t.ok(thrown instanceof Error, 'refused')
+      const e = thrown as Error & { code?: string; field?: string }
+      t.same([e.constructor.name, e.code, e.field], [kind, code, field], e.message)
+      t.ok(e.message.startsWith(field), `the message names ${field}: ${e.message}`)
+    }, { launchers: ['auto'] })
+  }
+})
+
+// The window itself, opened deterministically: the spec normalized (the fd checked open), the fd
+// closed, then the launch every API shares.
+t.test('an fd closed after the check and before the launch: stage dup2, EBADF, no child (exit code 126)', async t => {
+  for (const launcher of LAUNCHERS) for (const measure of MEASURE) {
+    const fd = fs.openSync(known, 'r')
+    const spec = normalizeSpec({ file: 'true', fds: { 5: fd }, launcher, measure })
+    fs.closeSync(fd)
+    const numbers = rawNumbers()
+    const r = buildResult(numbers, native.spawnSync(spec.native, null, numbers), spec)
+    const label = `${launcher}${measure ? ' measured' : ''}`
+    t.same([r.pid, r.exitCode, r.spawnError?.stage, r.spawnError?.code], [0, 126, 'dup2', 'EBADF'], label)  // 126, as every start that fails
+    t.equal(r.spawnError?.message, "Couldn't redirect fd 5: Bad file descriptor", label)
+  }
+})
+
+t.test("this process's fds are as they were", t => parentFds.check(t))
