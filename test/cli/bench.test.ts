@@ -6,9 +6,8 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { FIGURES } from '../../lib/bench/figures.js'
-import { helperPath } from '../../lib/spawn/native.js'
 import { REPO_ROOT, script, tempDir } from '../helpers.js'
-import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
+import { nodeChildEnv, slowHelperEnv, stageForNobody } from '../reliability/helpers.js'
 
 const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
@@ -270,11 +269,7 @@ t.test("a measured run's wall time is the target's own: a helper that takes 400 
   // The same slow helper as test/spawn/measure.test.ts: a wrapper beside a copy of the addon. With
   // the helper's start counted, every run of /bin/true would be over 400 ms; --no-measure, which
   // does not use the helper, is the control.
-  const dir = tempDir(t)
-  const addon = process.env.TILEHARNESS_ADDON ? path.resolve(process.env.TILEHARNESS_ADDON) : path.join(path.dirname(helperPath), 'tileharness.node')
-  fs.copyFileSync(addon, path.join(dir, path.basename(addon)))
-  script(dir, 'tileharness-exec', `#!/bin/sh\nsleep 0.4\nexec ${helperPath} "$@"\n`)
-  const env = { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) }
+  const env = slowHelperEnv(t, 400)
   const r = cli(['-n', '3', '--warmup', '0', '--json', '-', '/bin/true'], { env, stdout: 'pipe', stderr: 'pipe' })
   t.equal(r.exitCode, 0, r.stderr.toString())
   const report = JSON.parse(r.stdout.toString())

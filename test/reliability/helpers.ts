@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { helperPath } from '../../lib/spawn/native.js'
-import { REPO_ROOT, childPids, eventually, openFds, paths, tempDir, type PathAxes } from '../helpers.js'
+import { REPO_ROOT, childPids, eventually, openFds, paths, script, tempDir, type PathAxes } from '../helpers.js'
 
 /**
  * The environment of a node child that loads the harness: PATH, and under `npm run check:asan`
@@ -126,4 +126,19 @@ export function baseline(): { check(t: { same(a: unknown, b: unknown, m: string)
       t.same(childPids(), children, 'no children left behind (no zombies)')
     },
   }
+}
+
+/**
+ * The environment of a node child whose measuring helper takes `ms` to start: a copy of the addon
+ * (which takes its helper from its own directory) beside a wrapper that sleeps, then execs the
+ * real helper. For tests that tell the helper's own time from the target's.
+ */
+export function slowHelperEnv(t: { teardown(fn: () => void): void }, ms: number): Record<string, string> {
+  const dir = tempDir(t)
+  const addon = process.env.TILEHARNESS_ADDON ? path.resolve(process.env.TILEHARNESS_ADDON) : path.join(path.dirname(helperPath), 'tileharness.node')
+  fs.copyFileSync(addon, path.join(dir, path.basename(addon)))
+  // Quoted for sh: the checkout's path may hold spaces (or quotes).
+  const quoted = `'${helperPath.replaceAll("'", "'\\''")}'`
+  script(dir, 'tileharness-exec', `#!/bin/sh\nsleep ${ms / 1000}\nexec ${quoted} "$@"\n`)
+  return { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) }
 }

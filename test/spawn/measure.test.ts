@@ -1,13 +1,10 @@
 // measure: true — the child's own maxRSS, not the spawner's; a SIGKILL at the deadline reaches the target.
 // That a measured child is otherwise the same child is the behaviour tables' to show: every one of
 // them runs through MEASURE (test/helpers.ts).
-import fs from 'node:fs'
-import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { helperPath } from '../../lib/spawn/native.js'
-import { eachPath, eventually, processState, script, tempDir } from '../helpers.js'
-import { PACKAGE, nodeChildEnv, runNodeScript } from '../reliability/helpers.js'
+import { eachPath, eventually, processState } from '../helpers.js'
+import { PACKAGE, runNodeScript, slowHelperEnv } from '../reliability/helpers.js'
 
 // The rows: what ends the child. maxRSS is the spawner's RSS unmeasured, and the child's own
 // measured.
@@ -56,11 +53,7 @@ t.test("durationMs is the target's own: the helper's start is not counted, and a
   // copy of the addon, which takes its helper from its own directory. Whatever the machine's
   // load, the call then lasts at least 400 ms longer than the target lives: the target's own
   // durationMs is below the call's time less that, where launch-to-exit would be above it.
-  const dir = tempDir(t)
-  const addon = process.env.TILEHARNESS_ADDON ? path.resolve(process.env.TILEHARNESS_ADDON) : path.join(path.dirname(helperPath), 'tileharness.node')
-  fs.copyFileSync(addon, path.join(dir, path.basename(addon)))
-  script(dir, 'tileharness-exec', `#!/bin/sh\nsleep 0.4\nexec ${helperPath} "$@"\n`)
-  const env = { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) }
+  const env = slowHelperEnv(t, 400)
   const rows = runNodeScript<Array<{ api: string; callMs: number; durationMs: number; exitCode: number | null; timedOut: boolean; rusageSource: string }>>(`
     const { spawnChild, spawnChildSync } = require(${PACKAGE})
     ;(async () => {
