@@ -222,7 +222,9 @@ t.test('a dump command dies with a driver killed by SIGKILL (killOnExit on the p
     dumpSassAsync(Buffer.from(${JSON.stringify(CUBIN.toString('base64'))}, 'base64'), { command: ${JSON.stringify(command)} })
     setInterval(() => {}, 1000)
   `
-  const driver = startChild({ file: process.execPath, args: ['-e', code], timeout: 60000 })
+  // The killed driver leaves its private temp directory (the cubin it handed the command): in the
+  // scratch directory, which the test removes, not in the machine's /tmp.
+  const driver = startChild({ file: process.execPath, args: ['-e', code], env: { ...process.env, TMPDIR: dir }, timeout: 60000 })
   t.ok(await eventually(() => existsSync(pidFile), 30000), 'the dump command started')
   const pid = Number(readFileSync(pidFile, 'utf8'))
   t.teardown(() => { if (processState(pid) === 'alive') process.kill(pid, 'SIGKILL') })
