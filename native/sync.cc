@@ -56,8 +56,11 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
       child.err = timer->ok() ? errno : timer->error();
     }
   }
+  double openNs = NowNs();
   if (child.stage == Stage::None && OpenPaths(spec, wait.timeoutMs > 0 ? start + wait.timeoutMs * 1e6 : 0, child, outcome)) {
     double launchNs = NowNs();
+    // Only the { path } opens count against the target's deadline, not the setup before them.
+    double opensMs = PathOpener::Needed(spec) ? (launchNs - openNs) / 1e6 : 0;
     child = Launch(spec);
     CloseOpenedPaths(spec);
     if (child.stage == Stage::None && spec.measure && AwaitHelperStart(child) && timer) {
@@ -65,7 +68,7 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
       // after the launch): the helper's exec and fork are not taken out of the target's time, so a
       // measured child that timed out lived at least `timeout`, as its durationMs (the helper's
       // clock of the target) shows. The { path } opens before the launch still count.
-      timer->Arm(wait.timeoutMs - (launchNs - start) / 1e6);
+      timer->Arm(wait.timeoutMs - opensMs);
     }
   }
   if (child.stage == Stage::None) {
