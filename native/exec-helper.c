@@ -3,8 +3,9 @@
  * Why it exists: on Linux a process's ru_maxrss never drops below the RSS of the image that
  * exec'd it (exec records the old mm's high-water mark in signal->maxrss). A child spawned from a
  * 2 GiB Node process, even by posix_spawn's vfork, therefore reports 2 GiB. So the harness
- * starts this small static program instead, and it forks the target from its own small image:
- * the target's process is new (maxrss starts at zero) and its pre-exec image is this helper's.
+ * starts this small static program instead, and it starts the target from its own small image
+ * (clone with CLONE_VM|CLONE_VFORK, as the harness's fork path does): the target's process is
+ * new (maxrss starts at zero) and its pre-exec image is this helper's.
  * The helper waits for the target and reports the target's own status and rusage on fd 3 (or
  * the fd given with -R).
  *
@@ -31,8 +32,8 @@
  *         the caller gave the target. Every other fd the helper starts with is the target's: the
  *         target inherits them all, the report fd alone closed;
  *   FILE  looked up on this process's PATH by execvp's rules (native/exec-search.h).
- * As soon as the target exists the helper reports its pid (STARTED): from then on the harness
- * signals the target directly, SIGKILL and SIGSTOP included. Signals that reach the helper itself
+ * As soon as the target has exec'd (its setsid, group, limits and credentials done) or failed
+ * to, the helper reports its pid (STARTED): from then on the harness signals the target directly, SIGKILL and SIGSTOP included. Signals that reach the helper itself
  * are forwarded; the target dies with the helper (PR_SET_PDEATHSIG). Reports: helper-report.h.
  */
 #define _GNU_SOURCE
@@ -48,6 +49,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,6 +158,88 @@ static long parse_ids(const char *s, long long max, long long **out) {
   return (long)n;
 }
 
+/* What the target's side needs, prepared by main before the clone. */
+struct target_plan {
+  const char *file;
+  char **argv;
+  pid_t helper;
+  int want_setsid;
+  long long pgid, gid, uid, mask;
+  int nlimits;
+  const int *resources;
+  const struct rlimit *limits;
+  long ngroups;
+  const gid_t *groups;
+  long ncpus;
+  const cpu_set_t *cpus;
+  const sigset_t *mask_after;
+  /* Written by the target's side on a failure, read by the helper once the clone returns (they
+   * share memory): the stage (0: exec itself), the errno and the detail (the rlimit resource). */
+  int stage, err, detail;
+};
+
+/* The target's side, from clone(CLONE_VM|CLONE_VFORK) to exec. It shares the helper's memory and
+ * runs on a stack the helper lent it while the helper is suspended, so it only makes system calls
+ * and writes its own stack and plan->stage/err/detail: no allocation, no stdio. The credentials
+ * are raw system calls, not glibc's wrappers, which in a process glibc believes multi-threaded
+ * would signal its other threads and wait under a lock (this helper has none, but the rule holds
+ * for any CLONE_VM child). Returns only on a failure, with plan->stage/err set. */
+static int target_main(void *arg) {
+  struct target_plan *plan = arg;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != plan->helper) _exit(127);
+  close(report_fd); /* the target starts with 0-2 and its extra fds only */
+  int stage = 0, err = 0;
+  if (plan->want_setsid && setsid() < 0) {
+    stage = STAGE_SETSID;
+    err = errno;
+  }
+  if (stage == 0 && plan->pgid >= 0 && setpgid(0, (pid_t)plan->pgid) < 0) {
+    stage = STAGE_SETPGID;
+    err = errno;
+  }
+  for (int k = 0; stage == 0 && k < plan->nlimits; k++) {
+    if (setrlimit((__rlimit_resource_t)plan->resources[k], &plan->limits[k]) < 0) {
+      stage = STAGE_RLIMIT;
+      err = errno;
+      plan->detail = plan->resources[k];
+    }
+  }
+  if (stage == 0 && plan->ncpus > 0 && sched_setaffinity(0, sizeof *plan->cpus, plan->cpus) < 0) {
+    stage = STAGE_AFFINITY;
+    err = errno;
+  }
+  if (plan->mask >= 0) umask((mode_t)plan->mask);
+  /* Credentials last (a hard rlimit may need root to raise): groups, gid, uid, the order that
+   * cannot leave privileges behind. */
+  int ids = plan->gid >= 0 || plan->uid >= 0;
+  if (stage == 0 && plan->ngroups < 0 && ids) syscall(SYS_setgroups, 0, NULL);
+  if (stage == 0 && plan->ngroups >= 0 && syscall(SYS_setgroups, (size_t)plan->ngroups, plan->groups) < 0) {
+    stage = STAGE_SETGROUPS;
+    err = errno;
+  }
+  if (stage == 0 && plan->gid >= 0 && syscall(SYS_setgid, (gid_t)plan->gid) < 0) {
+    stage = STAGE_SETGID;
+    err = errno;
+  }
+  if (stage == 0 && plan->uid >= 0 && syscall(SYS_setuid, (uid_t)plan->uid) < 0) {
+    stage = STAGE_SETUID;
+    err = errno;
+  }
+  if (stage == 0 && ids) {
+    /* A change of credentials clears the death signal (prctl(2)): take it again. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != plan->helper) _exit(127);
+  }
+  if (stage == 0) {
+    sigprocmask(SIG_SETMASK, plan->mask_after, NULL);
+    err = exec_target(plan->file, plan->argv);
+  }
+  plan->stage = stage;
+  plan->err = err;
+  _exit(stage == 0 && err == ENOENT ? 127 : 126);
+}
+
 int main(int argc, char **argv) {
   int want_setsid = 0, nlimits = 0, resources[MAX_LIMITS];
   long parent = 0;
@@ -209,116 +293,55 @@ int main(int argc, char **argv) {
   }
   const char *file = argv[i + 1];
   char **target_argv = argv + i + 2;
-  pid_t self = getpid();
 
-  int errpipe[2];
   struct th_helper_report r;
   memset(&r, 0, sizeof r);
-  if (pipe2(errpipe, O_CLOEXEC) < 0) {
-    r.kind = TH_REPORT_FORK_FAILED;
-    r.err = errno;
-    send_report(&r);
-    return 0;
-  }
+  struct target_plan plan = {
+      .file = file, .argv = target_argv, .helper = getpid(), .want_setsid = want_setsid,
+      .pgid = pgid, .gid = gid, .uid = uid, .mask = mask, .nlimits = nlimits,
+      .resources = resources, .limits = limits, .ngroups = ngroups, .groups = groups,
+      .ncpus = ncpus, .cpus = &cpus, .detail = -1};
 
-  /* Signals are blocked across the fork so that a forwarded signal cannot arrive before the
-   * handler knows the target's pid; the target unblocks them before exec. */
+  /* Signals are blocked across the clone: the target unblocks them just before exec, and the
+   * forwarders below are installed only once the target's pid is known. */
   sigset_t all, old;
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, &old);
+  plan.mask_after = &old;
 
+  /* The target starts as the harness's own fork path starts a child: clone(CLONE_VM|CLONE_VFORK),
+   * so no page tables are copied and no page is faulted copy-on-write before its exec, and this
+   * helper sleeps until the exec (or the failure before it) instead of competing for a core.
+   * When the clone returns the target has exec'd, or has written why not into the plan. */
+  static char stack[64 * 1024] __attribute__((aligned(64)));
   struct timespec started;
   clock_gettime(CLOCK_MONOTONIC, &started);
-  pid_t pid = fork();
+  pid_t pid = clone(target_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   if (pid < 0) {
     r.kind = TH_REPORT_FORK_FAILED;
     r.err = errno;
     send_report(&r);
     return 0;
   }
-  if (pid == 0) {
-    /* The target's setup, then its exec. A failure is reported as [stage, errno, detail]. */
-    int report[3] = {0, 0, -1};
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != self) _exit(127);
-    close(errpipe[0]);
-    close(report_fd); /* the target starts with 0-2 and its extra fds only */
-    if (want_setsid && setsid() < 0) {
-      report[0] = STAGE_SETSID;
-      report[1] = errno;
-    }
-    if (report[0] == 0 && pgid >= 0 && setpgid(0, (pid_t)pgid) < 0) {
-      report[0] = STAGE_SETPGID;
-      report[1] = errno;
-    }
-    for (int k = 0; report[0] == 0 && k < nlimits; k++) {
-      if (setrlimit((__rlimit_resource_t)resources[k], &limits[k]) < 0) {
-        report[0] = STAGE_RLIMIT;
-        report[1] = errno;
-        report[2] = resources[k];
-      }
-    }
-    if (report[0] == 0 && ncpus > 0 && sched_setaffinity(0, sizeof cpus, &cpus) < 0) {
-      report[0] = STAGE_AFFINITY;
-      report[1] = errno;
-    }
-    if (mask >= 0) umask((mode_t)mask);
-    /* Credentials last (a hard rlimit may need root to raise): groups, gid, uid, the order that
-     * cannot leave privileges behind. */
-    if (report[0] == 0 && ngroups < 0 && (gid >= 0 || uid >= 0)) setgroups(0, NULL);
-    if (report[0] == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0) {
-      report[0] = STAGE_SETGROUPS;
-      report[1] = errno;
-    }
-    if (report[0] == 0 && gid >= 0 && setgid((gid_t)gid) < 0) {
-      report[0] = STAGE_SETGID;
-      report[1] = errno;
-    }
-    if (report[0] == 0 && uid >= 0 && setuid((uid_t)uid) < 0) {
-      report[0] = STAGE_SETUID;
-      report[1] = errno;
-    }
-    if (report[0] == 0 && (gid >= 0 || uid >= 0)) {
-      /* A change of credentials clears the death signal (prctl(2)): take it again. */
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != self) _exit(127);
-    }
-    if (report[0] == 0) {
-      sigprocmask(SIG_SETMASK, &old, NULL);
-      report[1] = exec_target(file, target_argv);
-    }
-    ssize_t n;
-    do {
-      n = write(errpipe[1], report, sizeof report);
-    } while (n < 0 && errno == EINTR);
-    _exit(report[0] == 0 && report[1] == ENOENT ? 127 : 126);
-  }
-  target = pid;
-  close(errpipe[1]);
-  /* The group from this side too, as a shell does: STARTED goes out now, and a group kill sent
-   * before the target's own setpgid would find no group. Whichever runs first wins; the
-   * other's failure (EACCES once the target has exec'd) is harmless and ignored. */
-  if (pgid >= 0) setpgid(pid, pgid == 0 ? pid : (pid_t)pgid);
-
+  /* The target has exec'd, its session, group, limits and credentials in place, or it has
+   * exited with the reason in the plan (the final report says which). From now on the harness
+   * signals it directly. */
+  int failed = plan.stage != 0 || plan.err != 0;
   r.kind = TH_REPORT_STARTED;
   r.pid = pid;
   send_report(&r);
-
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = forward;
-  sigemptyset(&sa.sa_mask);
-  for (int sig = 1; sig < NSIG; sig++) {
-    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD) continue;
-    sigaction(sig, &sa, NULL);
+  if (!failed) {
+    target = pid;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward;
+    sigemptyset(&sa.sa_mask);
+    for (int sig = 1; sig < NSIG; sig++) {
+      if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD) continue;
+      sigaction(sig, &sa, NULL);
+    }
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
-
-  int report[3] = {0, 0, -1};
-  ssize_t got;
-  do {
-    got = read(errpipe[0], report, sizeof report);
-  } while (got < 0 && errno == EINTR);
 
   memset(&r, 0, sizeof r);
   int status = 0;
@@ -330,11 +353,11 @@ int main(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &reaped);
 
   r.pid = pid;
-  if (got == (ssize_t)sizeof report) {
-    r.kind = report[0] == 0 ? TH_REPORT_EXEC_FAILED : TH_REPORT_SETUP_FAILED;
-    r.err = report[1];
-    r.stage = report[0];
-    r.detail = report[2];
+  if (failed) {
+    r.kind = plan.stage == 0 ? TH_REPORT_EXEC_FAILED : TH_REPORT_SETUP_FAILED;
+    r.err = plan.err;
+    r.stage = plan.stage;
+    r.detail = plan.detail;
   } else {
     r.kind = TH_REPORT_RAN;
     r.status = status;

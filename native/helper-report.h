@@ -32,7 +32,7 @@ struct th_helper_report {
   int32_t stage;
   int32_t detail;
   int32_t reserved;
-  /* RAN: the target's own wall time, CLOCK_MONOTONIC from just before the helper forks it to
+  /* RAN: the target's own wall time, CLOCK_MONOTONIC from just before the helper starts it to
    * its reaping, so a measured run's duration leaves out the helper's exec and exit. */
   int64_t wall_ns;
   struct rusage usage;

@@ -142,7 +142,7 @@ export interface ChildResult {
   rusage: ChildRusage
   /**
    * The child's lifetime in ms, monotonic: from its launch to when its exit was seen. Measured
-   * (rusageSource 'helper'), the target's own, clocked by the helper from just before it forks
+   * (rusageSource 'helper'), the target's own, clocked by the helper from just before it starts
    * the target to its reaping, so the helper's exec and exit are not counted.
    */
   durationMs: number

@@ -306,7 +306,7 @@ try {
           verdict('7', `\`tileharness bench\` (measured) vs \`hyperfine -N\`, \`${cmd}\``, `${ms(me)} vs ${ms(hf)}`, 'within 3% or 0.1 ms', within(me))])
       }
       sections.push(`## 7. \`tileharness bench\` against hyperfine\n\n` +
-        `The median wall time of one run, as each tool reports it: \`hyperfine -N\` (${hyperfine}, no shell), \`tileharness bench\` (measured, the default: the wall time is the target's own, clocked by the measuring helper from just before it forks the target to its reaping) and \`tileharness bench --no-measure\` (launch to exit seen, by the harness). ` +
+        `The median wall time of one run, as each tool reports it: \`hyperfine -N\` (${hyperfine}, no shell), \`tileharness bench\` (measured, the default: the wall time is the target's own, clocked by the measuring helper from just before it starts the target to its reaping) and \`tileharness bench --no-measure\` (launch to exit seen, by the harness). ` +
         `Each tool runs as its own process with 3 warmup runs and the same number of runs; ${CONFIG.accuracy.rounds} rounds in rotated order, the median of the rounds' medians. Target: the measured median within 3% or 0.1 ms of hyperfine's.\n\n` +
         table(['Command (runs per round)', 'hyperfine -N', 'tileharness bench', 'bench --no-measure', 'Target'],
           rows))

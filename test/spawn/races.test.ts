@@ -188,3 +188,22 @@ t.test('chaos: 500 children, random deadlines, aborts and kills racing their exi
   await Promise.all(Array.from({ length: 16 }, async () => { while (next < 500) await runOne(next++) }))
   t.same(contradictions, [], 'no result contradicts itself')
 })
+
+t.test('a measured child\'s session or group is in place when startChild returns: a kill at once reaches the group', async t => {
+  // The helper reports the target only once it has exec'd, its setsid or setpgid done: a group
+  // kill sent at once cannot find no group (and so miss the child), and /proc shows the group.
+  const field = (pid: number, k: number) => Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[k])
+  for (const [label, spec] of [['setsid', { setsid: true }], ['processGroup', { processGroup: true }]] as const) {
+    const wrong: string[] = []
+    for (let i = 0; i < 50; i++) {
+      const child = startChild({ file: 'sleep', args: ['30'], measure: true, ...spec })
+      const pgrp = field(child.pid, 2)
+      const session = field(child.pid, 3)
+      if (pgrp !== child.pid || (label === 'setsid' && session !== child.pid)) wrong.push(`#${i}: pid ${child.pid}, group ${pgrp}, session ${session}`)
+      child.kill('SIGTERM')
+      const r = await child.result
+      if (r.signal !== 'SIGTERM') wrong.push(`#${i}: ${JSON.stringify({ exitCode: r.exitCode, signal: r.signal })}`)
+    }
+    t.same(wrong, [], `${label}: 50 measured children, each its group's leader at once, each killed by the group SIGTERM`)
+  }
+})
