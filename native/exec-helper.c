@@ -30,7 +30,9 @@
  *         helper waiting and the target running, reparented to init;
  *   -R    the fd the report goes to (default 3): the harness moves it off the extra fds (`fds`)
  *         the caller gave the target. Every other fd the helper starts with is the target's: the
- *         target inherits them all, the report fd alone closed;
+ *         target inherits them all, the report fd alone closed, and the helper closes them all
+ *         once the target runs, so that the target's closing its stdin, stdout or an extra fd is
+ *         seen by the harness as if the helper were not there;
  *   FILE  looked up on this process's PATH by execvp's rules (native/exec-search.h).
  * As soon as the target has exec'd (its setsid, group, limits and credentials done) or failed
  * to, the helper reports its pid (STARTED): from then on the harness signals the target directly, SIGKILL and SIGSTOP included. Signals that reach the helper itself
@@ -99,6 +101,16 @@ static int exec_target(const char *file, char **argv) {
     last = err;
   }
   return saw_eacces ? EACCES : last;
+}
+
+/* Closes every fd but keep. */
+static void close_except(int keep) {
+  if (keep > 0 && syscall(SYS_close_range, 0, keep - 1, 0) < 0)
+    for (int fd = 0; fd < keep; fd++) close(fd);
+  if (syscall(SYS_close_range, keep + 1, ~0U, 0) < 0) {
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = keep + 1; fd < (max > 0 ? max : 1024); fd++) close((int)fd);
+  }
 }
 
 static void send_report(struct th_helper_report *r) {
@@ -327,6 +339,11 @@ int main(int argc, char **argv) {
    * exited with the reason in the plan (the final report says which). From now on the harness
    * signals it directly. */
   int failed = plan.stage != 0 || plan.err != 0;
+  /* The target's fds are the target's alone: the helper keeps only its report fd. Else a target
+   * that closes its stdin would leave a reader (this helper) on the pipe, and the harness's writes
+   * would block instead of failing with EPIPE; one that closes its stdout or an extra fd would
+   * not be seen to. */
+  close_except(report_fd);
   r.kind = TH_REPORT_STARTED;
   r.pid = pid;
   send_report(&r);

@@ -78,3 +78,26 @@ t.test("durationMs is the target's own: the helper's start is not counted, and a
     else t.equal(r.exitCode, 0, label)
   }
 })
+
+t.test("the helper holds none of the target's fds once it runs: a target closing its stdin, stdout or an extra fd is seen to", async t => {
+  const { startChild } = await import('../../lib/index.js')
+  const fs = await import('node:fs')
+  for (const launcher of ['posix_spawn', 'fork'] as const) {
+    const extra = fs.openSync('/dev/null', 'r')
+    const child = startChild({ file: 'sleep', args: ['30'], stdin: 'pipe', fds: { 3: extra }, measure: true, launcher })
+    fs.closeSync(extra)
+    const helper = Number(fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+    const held = fs.readdirSync(`/proc/${helper}/fd`).map(fd => fs.readlinkSync(`/proc/${helper}/fd/${fd}`))
+    t.equal(held.length, 1, `${launcher}: the helper (${helper}) keeps its report pipe alone: ${held.join(', ')}`)
+    child.kill('SIGKILL')
+    const r = await child.result
+    t.same([r.signal, r.rusageSource], ['SIGKILL', 'helper'], `${launcher}: and still reports the target`)
+  }
+  // What that gives: a target that closes its stdin makes the next write fail with EPIPE.
+  const child = startChild({ file: 'sh', args: ['-c', 'exec 0<&-; echo closed; exec sleep 30'], stdin: 'pipe', measure: true })
+  await new Promise(resolve => child.stdout.once('data', resolve))
+  const error = await new Promise<NodeJS.ErrnoException | null | undefined>(resolve => child.stdin!.write(Buffer.alloc(1 << 20), resolve))
+  t.equal(error?.code, 'EPIPE', 'a write to a measured target that closed its stdin gets EPIPE')
+  child.kill('SIGKILL')
+  await child.result
+})
