@@ -1,4 +1,5 @@
-// Class 2: worker teardown. A worker_thread starts 20-30 async children and then calls
+// Class 2: worker teardown. A worker_thread starts 20-30 async children (some of them cats whose
+// stdin streams are being written) and then calls
 // process.exit() itself, or is terminate()d from the main thread, at a randomised moment (at once,
 // after a random 0-30 ms, right after N of its children resolved, or the moment it enters its
 // N-th call into the harness: a SharedArrayBuffer flag the main thread Atomics.waits on); 45 rounds
@@ -23,6 +24,7 @@ t.test('workers ended while their children run', async t => {
       t.same(j.errors, [], "no worker reported an 'error'")
       t.same(j.leftChildren, [], 'no child left (/proc/self/task/*/children): none running, no zombie')
       t.same(j.leftByPpid, [], 'no process has this one as its parent (/proc/*/stat)')
+      t.equal(j.fdsAfter, j.fdsBefore, `no fd left open by the workers (${j.fdsBefore} before, ${j.fdsAfter} after)`)
       t.equal(j.afterExitCode, 7, 'the main thread still spawns afterwards')
       t.same([j.timed.timedOut, j.timed.signal], [true, 'SIGKILL'], 'and a timed wait on the main thread still times out')
       t.ok(j.timed.durationMs >= 200 && j.timed.durationMs <= 2200, `within [200, 2200] ms (${Math.round(j.timed.durationMs)})`)
