@@ -99,6 +99,8 @@ function parts(results) {
   const nodeTimer = lateness('child_process.spawn({ timeout })')
   const ptxas = r.find('6. ptxas through the harness vs run directly', 'through spawnChildSync')
   const perSecond = /\((\d+) spawns\/s\)/.exec(throughput[1])?.[1]
+  const delayHeading = '8. Event-loop delay while spawning from a 4 GiB parent'
+  const delay = label => r.find(delayHeading, label)
   const blocks = {
     'synopsis run': codeBlock(synopsis(COMMANDS.run.usage)),
     'synopsis bench': codeBlock(synopsis(COMMANDS.bench.usage)),
@@ -126,6 +128,7 @@ function parts(results) {
       `| timeout lateness, 200 \`sleep 10\` with 50 ms deadlines, 100 at once | killed child exited: median ${exited[1]}, p99 ${exited[3]}; result in JS: median ${delivered[1]} (\`child_process\`'s 'exit' event: median ${nodeTimer[1]}); deadlines are never early |`,
       `| ptxas through the harness vs run directly | ${ratio(ptxas[2])} |`,
       `| fork path vs posix_spawn path at 4 GiB (target ≤ 1.5x) | ${ratio(r.forkRows[2][2])} |`,
+      `| event-loop delay from a 4 GiB parent, 100 children in flight, one start per turn | \`spawnChild\`: p50 ${delay('tileharness')[4]}, p99 ${delay('tileharness')[5]}; \`child_process.spawn\`: p50 ${delay('child_process')[4]}, p99 ${delay('child_process')[5]} (target: p99 ≤ 1 ms) |`,
     ].join('\n'),
     'bench accuracy': r.accuracy.length === 0
       ? '(no row 7 in bench/RESULTS.md yet: npm run bench, with hyperfine installed)'

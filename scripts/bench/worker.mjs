@@ -154,6 +154,62 @@ const TASKS = {
     return { count: params.count, inFlight: params.inFlight, rounds: params.rounds, wallMs: out }
   },
 
+  // Row 8: the event loop's delay while children start and finish from a big parent. `inFlight`
+  // children (`sleep 0.05`) are kept running, `count` in all; starts are paced by the loop, one
+  // per turn (as a server starting a child per request would), so what the histogram sees is
+  // what one start costs the loop, not a burst of a hundred in one tick.
+  async loopDelay() {
+    const { monitorEventLoopDelay } = await import('node:perf_hooks')
+    const held = holdMemory(params.bytes)
+    const rss = process.memoryUsage.rss()
+    const RESOLUTION = 1
+    const queue = []
+    const drain = () => {
+      queue.shift()()
+      if (queue.length) setImmediate(drain)
+    }
+    const paced = start => new Promise((resolve, reject) => {
+      queue.push(() => { start().then(resolve, reject) })
+      if (queue.length === 1) setImmediate(drain)
+    })
+    const measure = async (count, start) => {
+      const h = monitorEventLoopDelay({ resolution: RESOLUTION })
+      let next = 0
+      h.enable()
+      const t0 = process.hrtime.bigint()
+      await Promise.all(Array.from({ length: params.inFlight }, async () => {
+        while (next < count) {
+          next++
+          await paced(start)
+        }
+      }))
+      const wallMs = nsSince(t0) / 1e6
+      h.disable()
+      // The histogram records the interval between its 1 ms samples: the delay is what exceeds it.
+      const delay = v => Math.max(0, v / 1e6 - RESOLUTION)
+      return { count, wallMs, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max) }
+    }
+    const idle = async ms => {
+      const h = monitorEventLoopDelay({ resolution: RESOLUTION })
+      h.enable()
+      await new Promise(resolve => setTimeout(resolve, ms))
+      h.disable()
+      const delay = v => Math.max(0, v / 1e6 - RESOLUTION)
+      return { count: 0, wallMs: ms, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max) }
+    }
+    const SLEEP = ['0.05']
+    const th = () => spawnChild({ file: 'sleep', args: SLEEP, ...quiet }).then(r => check(r.exitCode === 0, 'spawnChild'))
+    const cp = () => cpExit('sleep', SLEEP, { stdio: 'ignore' }).then(r => check(r.code === 0, 'spawn'))
+    await measure(params.inFlight, th) // warm-up, not kept
+    const out = {
+      idle: await idle(1000),
+      th: await measure(params.thCount, th),
+      cp: await measure(params.cpCount, cp),
+    }
+    held.length = 0
+    return { rssBytes: rss, inFlight: params.inFlight, ...out }
+  },
+
   // Row 4: `bytes` of zeros captured through a stdout pipe.
   async capture() {
     const bytes = params.bytes
