@@ -27,7 +27,7 @@ const quick = flag('--quick')
 const strict = flag('--strict')
 const out = option('--out') ?? (quick ? null : path.join(ROOT, 'bench/RESULTS.md'))
 const svgOut = option('--svg') ?? (quick ? null : path.join(ROOT, 'bench/spawn.svg'))
-const onlyRows = option('--rows')?.split(',').map(Number) ?? [1, 2, 3, 4, 5, 6, 7, 8]
+const onlyRows = option('--rows')?.split(',').map(Number) ?? [1, 2, 3, 4, 5, 6, 7, 8, 9]
 
 const CONFIG = quick
   ? {
@@ -39,6 +39,7 @@ const CONFIG = quick
       ptxas: { rounds: 3, batch: 2, batchMs: 1000 },
       accuracy: { rounds: 2, runs: { '/bin/true': 100, 'sleep 0.005': 40, 'sleep 0.1': 5 } },
       loopDelay: { bytes: GiB, label: '1 GiB', inFlight: 100, thCount: 300, cpCount: 30 },
+      compileFarm: { rounds: 2, concurrency: os.availableParallelism() },
       svg: { runs: 10, warmup: 2 },
     }
   : {
@@ -50,12 +51,14 @@ const CONFIG = quick
       ptxas: { rounds: 12, batch: 3, batchMs: 1000 },
       accuracy: { rounds: 5, runs: { '/bin/true': 300, 'sleep 0.005': 100, 'sleep 0.1': 10 } },
       loopDelay: { bytes: 4 * GiB, label: '4 GiB', inFlight: 100, thCount: 1000, cpCount: 100 },
+      compileFarm: { rounds: 6, concurrency: os.availableParallelism() },
       svg: { runs: 40, warmup: 3 },
     }
 
 const TARGET_FLOOR = 1.10
 const TARGET_FORK = 1.50
 const TARGET_LOOP_P99_MS = 1
+const TARGET_FARM = 1.05
 const started = performance.now()
 const log = text => process.stderr.write(`bench: ${text}\n`)
 const sections = []
@@ -285,6 +288,21 @@ try {
         ]) + '\n\n' +
         `Target: tileharness's p99 delay ≤ ${TARGET_LOOP_P99_MS} ms: ` +
         verdict('8', `event-loop delay p99 with ${r.inFlight} in flight at ${CONFIG.loopDelay.label}`, `${ms(r.th.p99)} (child_process: ${ms(r.cp.p99)})`, `p99 ≤ ${TARGET_LOOP_P99_MS} ms`, r.th.p99 <= TARGET_LOOP_P99_MS))
+    }
+  }
+
+  if (onlyRows.includes(9)) {
+    const r = worker('compileFarm', CONFIG.compileFarm, 9)
+    if (r) {
+      const wall = pairedRatio(r.th.wallMs, r.floor.wallMs)
+      const cpu = pairedRatio(r.th.cpuMs, r.floor.cpuMs)
+      sections.push(`## 9. Compile farm: ${r.compiles} compiles (${r.kernels} example kernels × ${r.targets} targets), ${r.concurrency} at a time\n\n` +
+        `\`compileMany\` (PTX to cubin to host object, every program's ptxas through the harness) against \`xargs -P ${r.concurrency} -L 1 ptxas\` over the same PTX files with the same options (\`-arch T --opt-level 3\`), which writes cubins and nothing else. ` +
+        `Median of ${r.rounds} rounds, alternating order; CPU is this process's and every reaped child's (/proc/self/stat, 10 ms ticks); ratios are medians of per-round ratios.\n\n` +
+        table(['Method', 'Wall', 'CPU', 'Wall ratio', 'CPU ratio'], [
+          ['floor: `xargs -P ptxas`', ms(median(r.floor.wallMs)), ms(median(r.floor.cpuMs)), '1.00x (floor)', '1.00x (floor)'],
+          ['tileharness `compileMany`', ms(median(r.th.wallMs)), ms(median(r.th.cpuMs)), target('9', `compileMany vs xargs -P ptxas (wall), ${r.compiles} compiles`, wall, TARGET_FARM), x(cpu)],
+        ]))
     }
   }
 

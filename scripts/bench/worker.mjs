@@ -210,6 +210,57 @@ const TASKS = {
     return { rssBytes: rss, inFlight: params.inFlight, ...out }
   },
 
+  // Row 9: a compile farm on one machine. compileMany over every example kernel for every target
+  // (PTX to cubin to host object), against xargs -P of ptxas on the same PTX files with the same
+  // options; both `concurrency` at a time. Wall and CPU (this process's and every reaped child's,
+  // from /proc/self/stat) per round, rotated order.
+  async compileFarm() {
+    const { Program, compileMany } = await import('../../dist/cuda/index.js')
+    const { EXAMPLE_KERNELS, PTX_ISA_BY_TARGET, examplePtx } = await import('../../dist/ptx/index.js')
+    const jobs = EXAMPLE_KERNELS.flatMap(kernel => Object.keys(PTX_ISA_BY_TARGET).map(gpu => ({ kernel, gpu, ptx: examplePtx(kernel, gpu) })))
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tileharness-bench-'))
+    const TICK_MS = 1000 / 100 // /proc's clock ticks (USER_HZ)
+    const cpuMs = () => {
+      const f = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')
+      return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_MS
+    }
+    try {
+      const lines = jobs.map(({ kernel, gpu, ptx }, i) => {
+        const file = path.join(dir, `${i}-${kernel}-${gpu}.ptx`)
+        fs.writeFileSync(file, ptx)
+        return ['-arch', gpu, '--opt-level', '3', file, '-o', file.replace(/\.ptx$/, '.cubin')].join(' ')
+      })
+      const list = path.join(dir, 'jobs.txt')
+      fs.writeFileSync(list, lines.join('\n') + '\n')
+      const methods = {
+        floor: () => {
+          const r = spawnChildSync({ file: 'xargs', args: ['-P', String(params.concurrency), '-L', '1', 'ptxas'], stdin: { path: list }, stdout: 'ignore', stderr: 'pipe' })
+          check(r.exitCode === 0, `xargs ptxas: ${r.stderr}`)
+        },
+        th: async () => {
+          const programs = jobs.map(({ kernel, gpu, ptx }) => Program.create({ input: ptx, gpuName: gpu, optLevel: 3, hostArch: 'x86_64', name: `${kernel}_${gpu}`, allowAnyTarget: true }))
+          const results = await compileMany(programs, { concurrency: params.concurrency })
+          for (const program of programs) program.release()
+          check(results.every(r => r.status === 0), 'compileMany')
+        },
+      }
+      const out = { floor: { wallMs: [], cpuMs: [] }, th: { wallMs: [], cpuMs: [] } }
+      for (const name of Object.keys(methods)) await methods[name]() // warm-up, not kept
+      for (let k = 0; k < params.rounds; k++) {
+        for (const name of k % 2 ? ['th', 'floor'] : ['floor', 'th']) {
+          const cpu0 = cpuMs()
+          const t0 = process.hrtime.bigint()
+          await methods[name]()
+          out[name].wallMs.push(nsSince(t0) / 1e6)
+          out[name].cpuMs.push(cpuMs() - cpu0)
+        }
+      }
+      return { compiles: jobs.length, kernels: EXAMPLE_KERNELS.length, targets: Object.keys(PTX_ISA_BY_TARGET).length, concurrency: params.concurrency, rounds: params.rounds, ...out }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  },
+
   // Row 4: `bytes` of zeros captured through a stdout pipe.
   async capture() {
     const bytes = params.bytes
