@@ -34,8 +34,20 @@ char *Capture::Release() {
   return d;
 }
 
+// A child that has written this much through a capture pipe gets a pipe of kLargePipe bytes: with
+// the default 64 KiB it stops at every 64 KiB until this process has read them, and the wake-ups
+// cost more than the copy (a 1 GiB capture: 1.18 s with 64 KiB, 0.80 s with 1 MiB, in C). Only
+// then, because a larger pipe counts against the user's pipe budget (pipe-user-pages-soft), which
+// a hundred small children must not use up. Failure (the budget, an old kernel) is harmless.
+constexpr size_t kLargeOutput = 1 << 20;
+constexpr int kLargePipe = 1 << 20;
+
 DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx) {
   for (;;) {
+    if (!into.pipeGrown && into.len >= kLargeOutput) {
+      into.pipeGrown = true;
+      fcntl(fd, F_SETPIPE_SZ, kLargePipe);
+    }
     if (into.len < into.limit) {
       if (into.cap == into.len) {
         size_t want = std::max<size_t>(4096, into.cap * 2);

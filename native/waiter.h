@@ -20,6 +20,7 @@ struct Capture {
   size_t cap = 0;
   size_t limit = SIZE_MAX;  // maxBuffer: bytes past it are read and dropped
   bool truncated = false;
+  bool pipeGrown = false;  // the pipe was given a larger buffer (Drain, once the output is large)
   ~Capture();
   char *Release();
 };

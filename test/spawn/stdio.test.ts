@@ -136,3 +136,15 @@ t.test('stdout and stderr targets', t => eachPath(t, '', async (t, { run }) => {
   t.equal(fs.readFileSync(a, 'utf8'), 'A\nD\n')
   t.equal(fs.readFileSync(b, 'utf8'), 'B\nC\n')
 }))
+
+t.test('a capture pipe grows to 1 MiB once its child has written 1 MiB, and not before', t => eachPath(t, '', async (t, { run }) => {
+  // F_GETPIPE_SZ (1032) on the child's own stdout, after it wrote `bytes` through it.
+  const pipeSize = (bytes: number) => run({
+    file: 'python3',
+    args: ['-c', `import fcntl, sys; sys.stdout.buffer.write(b"x" * ${bytes}); sys.stdout.flush(); print(fcntl.fcntl(1, 1032), file=sys.stderr)`],
+  })
+  const small = await pipeSize(1024)
+  t.same([small.exitCode, small.stdout.length, small.stderr.toString().trim()], [0, 1024, '65536'], 'a small output keeps the default 64 KiB pipe (the user\'s pipe budget is not spent on it)')
+  const large = await pipeSize(3 * MB)
+  t.same([large.exitCode, large.stdout.length, large.stderr.toString().trim()], [0, 3 * MB, String(MB)], 'a large one gets a 1 MiB pipe: fewer wake-ups per byte')
+}))
