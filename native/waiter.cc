@@ -176,7 +176,7 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   static_assert(static_cast<int>(Stage::Setsid) == 5 && static_cast<int>(Stage::Rlimit) == 6 &&
                     static_cast<int>(Stage::Setgroups) == 11 && static_cast<int>(Stage::Setgid) == 12 &&
                     static_cast<int>(Stage::Setuid) == 13 && static_cast<int>(Stage::Setpgid) == 14 &&
-                    static_cast<int>(Stage::Affinity) == 15,
+                    static_cast<int>(Stage::Affinity) == 15 && static_cast<int>(Stage::Terminal) == 16,
                 "native/exec-helper.c's STAGE_* numbers");
   Stage stage = report.kind == TH_REPORT_EXEC_FAILED ? Stage::Exec : static_cast<Stage>(report.stage);
   child.stage = stage;
