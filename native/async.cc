@@ -394,8 +394,10 @@ class AsyncChild {
 
   static void OnStdin(uv_poll_t *p, int, int) {
     AsyncChild *self = static_cast<AsyncChild *>(p->data);
-    if (PumpInput(self->child_.stdinW, self->opts_.input.data(), self->opts_.input.size(), self->inputOffset_))
-      self->StopAndClose(&self->inPoll_, self->child_.stdinW);
+    if (!PumpInput(self->child_.stdinW, self->opts_.input.data(), self->opts_.input.size(), self->inputOffset_)) return;
+    // A terminal's master stays open until the reap (launcher.h); CloseAll closes it.
+    if (self->terminal_) uv_poll_stop(&self->inPoll_);
+    else self->StopAndClose(&self->inPoll_, self->child_.stdinW);
   }
 
   static void OnTerminalWritable(uv_poll_t *p, int, int) {

@@ -425,6 +425,7 @@ bool OpenTerminal(const LaunchSpec &spec, Launched &out, ChildFds &fds, FdGuard 
   if (!LiftAboveStdio(fds.terminalSlave)) return Fail(out, Stage::Terminal, errno);
   out.stdinW = fcntl(out.stdoutR, F_DUPFD_CLOEXEC, 3);
   if (out.stdinW < 0) return Fail(out, Stage::Terminal, errno);
+  out.terminal = true;
   fcntl(out.stdoutR, F_SETFL, fcntl(out.stdoutR, F_GETFL) | O_NONBLOCK);  // the copy shares the flag
   return true;
 }

@@ -86,6 +86,10 @@ struct Launched {
   int stdoutR = -1;  // parent's end of the stdout pipe (O_NONBLOCK)
   int stderrR = -1;  // parent's end of the stderr pipe (O_NONBLOCK)
   int reportR = -1;  // measure: parent's end of the helper's report pipe (O_NONBLOCK)
+  // stdoutR and stdinW are a terminal's master. stdinW is then kept open until the child has been
+  // reaped, whatever is written or read: the master's last close hangs the terminal up, which
+  // sends SIGHUP to a child that closed its fds (the master reads EIO) but has not exited yet.
+  bool terminal = false;
   // measure: the target the helper started (its STARTED report), which signals go to.
   pid_t targetPid = 0;
   int targetPidfd = -1;

@@ -66,8 +66,20 @@ t.test('the exact exit status and signal of the child itself', t => eachPath(t, 
   t.ok(signaled.durationMs >= 0 && exited.rusage.maxRSS > 0, 'durationMs and rusage are there')
 }, { launchers: [...TERMINAL_LAUNCHERS] }))
 
+t.test('a child that closes its terminal fds before it exits is not hung up', t => eachPath(t, '', async (t, { run }) => {
+  // The master reads EIO once the fds are closed; closing the master then would hang the terminal
+  // up and SIGHUP the child, still running. The child's own sleep holds the window open.
+  for (const input of [undefined, 'typed\n']) {
+    const r = await run({ file: 'sh', args: ['-c', 'echo bye; exec 0<&- 1>&- 2>&-; sleep 0.3; exit 3'], terminal: true, input })
+    t.same([r.exitCode, r.signal], [3, null], `input ${JSON.stringify(input)}: the child's own exit status, no SIGHUP`)
+    t.match(r.stdout.toString(), /bye\r\n/)
+  }
+}, { launchers: [...TERMINAL_LAUNCHERS] }))
+
 t.test('a deadline kills the child and its whole group', t => eachPath(t, '', async (t, { run }) => {
-  const r = await run({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], terminal: true, timeout: 1000 })
+  // The grandchild ignores SIGHUP (inherited from the trap): the hangup its session leader's death
+  // sends would otherwise end it, and the group kill would not be what is tested.
+  const r = await run({ file: 'sh', args: ['-c', 'trap "" HUP; sleep 100 & echo $!; wait'], terminal: true, timeout: 1000 })
   t.same([r.timedOut, r.signal], [true, 'SIGKILL'])
   const grandchild = Number(lines(r.stdout)[0])
   t.ok(grandchild > 0, 'the grandchild started before the deadline')
@@ -132,7 +144,7 @@ t.test('startChild: resize() delivers SIGWINCH and the new size', async t => {
 
 t.test('startChild: kill() reaches a grandchild in the child\'s group', async t => {
   for (const { launcher, measure, label } of startPaths) {
-    const child = startChild({ file: 'sh', args: ['-c', 'sleep 100 & echo grandchild $!; wait'], terminal: true, launcher, measure })
+    const child = startChild({ file: 'sh', args: ['-c', 'trap "" HUP; sleep 100 & echo grandchild $!; wait'], terminal: true, launcher, measure })
     const out = watch(child)
     t.ok(await out.until(/grandchild \d+\r\n/), `${label}: the grandchild started`)
     const grandchild = Number(/grandchild (\d+)/.exec(out.text())![1])
