@@ -186,7 +186,13 @@ class AsyncChild {
   // is all out (the Writable's callback waits for that: the backpressure); -1: not written, the
   // terminal is gone (the child exited and its last slave fd closed, or the result is settled).
   int WriteTerminal(const char *data, size_t len) {
-    if (done_ || !terminal_ || child_.stdinW < 0 || !opts_.input.empty() || termOffset_ < termPending_.size()) return -1;
+    if (done_ || !terminal_ || child_.stdinW < 0 || termOffset_ < termPending_.size()) return -1;
+    if (typingInput_) {
+      // `input` is still being typed: this follows it (OnStdin starts it once the input is out).
+      termPending_.assign(data, len);
+      termOffset_ = 0;
+      return 0;
+    }
     size_t offset = 0;
     if (PumpInput(child_.stdinW, data, len, offset)) return offset == len ? 1 : -1;
     termPending_.assign(data + offset, len - offset);
@@ -261,6 +267,7 @@ class AsyncChild {
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
     if (child_.stdinW >= 0) {
       if (!opts_.input.empty()) {
+        typingInput_ = terminal_;
         Watch(&inPoll_, child_.stdinW, UV_WRITABLE, OnStdin);
       } else if (terminal_) {
         // The master's copy, for WriteTerminal: watched only while a write waits for room.
@@ -395,9 +402,15 @@ class AsyncChild {
   static void OnStdin(uv_poll_t *p, int, int) {
     AsyncChild *self = static_cast<AsyncChild *>(p->data);
     if (!PumpInput(self->child_.stdinW, self->opts_.input.data(), self->opts_.input.size(), self->inputOffset_)) return;
-    // A terminal's master stays open until the reap (launcher.h); CloseAll closes it.
-    if (self->terminal_) uv_poll_stop(&self->inPoll_);
-    else self->StopAndClose(&self->inPoll_, self->child_.stdinW);
+    if (!self->terminal_) {
+      self->StopAndClose(&self->inPoll_, self->child_.stdinW);
+      return;
+    }
+    // A terminal's master stays open until the reap (launcher.h); CloseAll closes it. A write
+    // made while the input was typed goes next.
+    self->typingInput_ = false;
+    if (self->termOffset_ < self->termPending_.size()) uv_poll_start(&self->inPoll_, UV_WRITABLE, OnTerminalWritable);
+    else uv_poll_stop(&self->inPoll_);
   }
 
   static void OnTerminalWritable(uv_poll_t *p, int, int) {
@@ -586,6 +599,7 @@ class AsyncChild {
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;
   bool terminal_ = false;    // fds 0-2 are a terminal: stdoutR its master, stdinW the master's copy
+  bool typingInput_ = false;  // a terminal's `input` is still being written (OnStdin)
   std::string termPending_;  // the part of a terminal write still to go (WriteTerminal)
   size_t termOffset_ = 0;
   bool done_ = false;

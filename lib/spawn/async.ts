@@ -28,8 +28,9 @@ export interface ChildProcess {
    * `terminal`: the terminal's master. Read: what the child writes to it (also in
    * `result.stdout`; `stdout` and `stderr` stay empty), with backpressure. Write: the child's
    * input, as typed; write() returns false until the terminal has taken it ('drain'). end()
-   * types ^D (VEOF: end of file at the start of a line). Ends when the child's last hold on the
-   * terminal closes; writes after the child has gone are dropped. null without a terminal.
+   * types ^D (VEOF: end of file at the start of a line). With `input`, that is typed first (then
+   * ^D) and writes follow it. Ends when the child's last hold on the terminal closes; writes after
+   * the child has gone are dropped. null without a terminal.
    */
   terminal: Duplex | null
   /** `terminal`: a new size, and SIGWINCH to the child's foreground group. False once the child

@@ -122,6 +122,17 @@ t.test('startChild: a cat echo round trip through the terminal stream; end() is 
   }
 })
 
+t.test('startChild: with input, the input is typed first (then ^D), and the stream\'s writes follow it', async t => {
+  for (const { launcher, measure, label } of startPaths) {
+    const child = startChild({ file: 'sh', args: ['-c', 'while read line; do echo "got $line"; done; echo eof; read more; echo "then $more"'], terminal: true, input: 'one\ntwo\n', launcher, measure })
+    const out = watch(child)
+    child.terminal!.write('three\n')
+    t.ok(await out.until(/then three\r\n/), `${label}: the input, its ^D, then the write`, { seen: out.text() })
+    t.match(out.text(), /got one\r\n[^]*got two\r\n[^]*eof\r\n/, label)
+    t.equal((await child.result).exitCode, 0, label)
+  }
+})
+
 t.test('startChild: resize() delivers SIGWINCH and the new size', async t => {
   for (const { launcher, measure, label } of startPaths) {
     const child = startChild({ file: 'sh', args: ['-c', 'trap "stty size" WINCH; echo ready; while :; do sleep 1 & wait $!; done'], terminal: { columns: 80, rows: 24 }, launcher, measure })
