@@ -621,7 +621,8 @@ class AsyncChild {
   napi_ref handleRef_ = nullptr;
 };
 
-// The JS handle of a running child: pid and kill(signal).
+// The JS handle of a running child: pid and kill(signal), resume(stream) for its readers, and,
+// with a terminal, write(bytes) and resize(columns, rows).
 class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
  public:
   static Napi::Function Define(Napi::Env env) {
