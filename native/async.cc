@@ -13,7 +13,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <uv.h>
 
 #include <map>
@@ -81,15 +83,18 @@ class AsyncChild {
   // Converts the spec (may throw: we are inside the JS call) and starts the launch. Failed: the
   // launch failed at once, the result is ready (Raw). Running: the child runs, or its { path }
   // targets are being opened; the result comes through onDone.
-  Started Start(Napi::Object spec, Napi::Value input, Napi::Value onDone, Napi::Value onData, Napi::Value onStdin) {
+  Started Start(Napi::Object spec, Napi::Value input, Napi::Value onDone, Napi::Value onData, Napi::Value onStdin,
+                Napi::Value onWritable) {
     size_t maxBuffer = SIZE_MAX;
     ParseSpec(Napi::Env(env_), spec, input, spec_, opts_, maxBuffer);
+    terminal_ = spec_.io[0].kind == StdioKind::Terminal;
     outcome_.out.limit = maxBuffer;
     outcome_.err.limit = maxBuffer;
     // Before anything is started: a failure here leaves nothing running.
     if (!onDone_.Hold(env_, onDone, "tileharness:child")) throw Napi::Error::New(Napi::Env(env_), "spawnAsync: cannot hold the callback");
     onData_.Hold(env_, onData, "tileharness:child");
     onStdin_.Hold(env_, onStdin, "tileharness:child");
+    onWritable_.Hold(env_, onWritable, "tileharness:child");
     start_ = NowNs();
     std::unique_ptr<PathOpener> opener;
     if (PathOpener::Needed(spec_)) {
@@ -176,6 +181,35 @@ class AsyncChild {
     return true;
   }
 
+  // startChild's terminal: writes `data` to the master (the child's input). 1: all written now;
+  // 0: the rest is kept and written as the terminal takes it, and onWritable() is called once it
+  // is all out (the Writable's callback waits for that: the backpressure); -1: not written, the
+  // terminal is gone (the child exited and its last slave fd closed, or the result is settled).
+  int WriteTerminal(const char *data, size_t len) {
+    if (done_ || !terminal_ || child_.stdinW < 0 || termOffset_ < termPending_.size()) return -1;
+    if (typingInput_) {
+      // `input` is still being typed: this follows it (OnStdin starts it once the input is out).
+      termPending_.assign(data, len);
+      termOffset_ = 0;
+      return 0;
+    }
+    size_t offset = 0;
+    if (PumpInput(child_.stdinW, data, len, offset)) return offset == len ? 1 : -1;
+    termPending_.assign(data + offset, len - offset);
+    termOffset_ = 0;
+    uv_poll_start(&inPoll_, UV_WRITABLE, OnTerminalWritable);
+    return 0;
+  }
+
+  // startChild's terminal: a new size (TIOCSWINSZ on the master); the kernel sends SIGWINCH to
+  // the terminal's foreground process group when the size changes. False once the child exited.
+  bool ResizeTerminal(unsigned short columns, unsigned short rows) {
+    if (done_ || exited_ || !terminal_) return false;
+    int fd = child_.stdinW >= 0 ? child_.stdinW : child_.stdoutR;
+    struct winsize size = {rows, columns, 0, 0};
+    return fd >= 0 && ioctl(fd, TIOCSWINSZ, &size) == 0;
+  }
+
   // Teardown of the environment (worker exit, process exit): kill, reap, close; no JS.
   void Abandon() {
     LeaveKillList();
@@ -193,6 +227,7 @@ class AsyncChild {
     onDone_.Reset();
     onData_.Reset();
     onStdin_.Reset();
+    onWritable_.Reset();
     Detach();
     CloseAll();
   }
@@ -231,8 +266,17 @@ class AsyncChild {
     if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
     if (child_.stdinW >= 0) {
-      if (!opts_.input.empty()) Watch(&inPoll_, child_.stdinW, UV_WRITABLE, OnStdin);
-      else if (!HandOverStdin()) CloseFd(child_.stdinW);
+      if (!opts_.input.empty()) {
+        typingInput_ = terminal_;
+        Watch(&inPoll_, child_.stdinW, UV_WRITABLE, OnStdin);
+      } else if (terminal_) {
+        // The master's copy, for WriteTerminal: watched only while a write waits for room.
+        uv_poll_init(loop_, &inPoll_, child_.stdinW);
+        inPoll_.data = this;
+        handles_++;
+      } else if (!HandOverStdin()) {
+        CloseFd(child_.stdinW);
+      }
     }
   }
 
@@ -357,8 +401,28 @@ class AsyncChild {
 
   static void OnStdin(uv_poll_t *p, int, int) {
     AsyncChild *self = static_cast<AsyncChild *>(p->data);
-    if (PumpInput(self->child_.stdinW, self->opts_.input.data(), self->opts_.input.size(), self->inputOffset_))
+    if (!PumpInput(self->child_.stdinW, self->opts_.input.data(), self->opts_.input.size(), self->inputOffset_)) return;
+    if (!self->terminal_) {
       self->StopAndClose(&self->inPoll_, self->child_.stdinW);
+      return;
+    }
+    // A terminal's master stays open until the reap (launcher.h); CloseAll closes it. A write
+    // made while the input was typed goes next.
+    self->typingInput_ = false;
+    if (self->termOffset_ < self->termPending_.size()) uv_poll_start(&self->inPoll_, UV_WRITABLE, OnTerminalWritable);
+    else uv_poll_stop(&self->inPoll_);
+  }
+
+  static void OnTerminalWritable(uv_poll_t *p, int, int) {
+    AsyncChild *self = static_cast<AsyncChild *>(p->data);
+    std::string &pending = self->termPending_;
+    if (!PumpInput(self->child_.stdinW, pending.data(), pending.size(), self->termOffset_)) return;
+    uv_poll_stop(&self->inPoll_);
+    pending.clear();
+    self->termOffset_ = 0;
+    if (!self->onWritable_.held()) return;
+    JsScope scope(self->env_);
+    if (scope.ok()) self->onWritable_.Call(0, nullptr);
   }
 
   static void OnKillEscalation(uv_timer_t *t) {
@@ -476,6 +540,7 @@ class AsyncChild {
     onDone_.Reset();
     onData_.Reset();
     onStdin_.Reset();
+    onWritable_.Reset();
   }
 
   // Off the killOnExit list: before the reap, after which the pid and pidfd mean nothing.
@@ -533,6 +598,10 @@ class AsyncChild {
   double start_ = 0;
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;
+  bool terminal_ = false;    // fds 0-2 are a terminal: stdoutR its master, stdinW the master's copy
+  bool typingInput_ = false;  // a terminal's `input` is still being written (OnStdin)
+  std::string termPending_;  // the part of a terminal write still to go (WriteTerminal)
+  size_t termOffset_ = 0;
   bool done_ = false;
   bool timerClosed_ = false;
   bool openPolling_ = false;
@@ -547,17 +616,20 @@ class AsyncChild {
   uv_timer_t timer_{};      // the deadline and its escalation
   uv_timer_t killTimer_{};  // kill()'s escalation to SIGKILL
   bool killEscalating_ = false;
-  JsCallback onDone_, onData_, onStdin_;
+  JsCallback onDone_, onData_, onStdin_, onWritable_;
   ChildHandle *handle_ = nullptr;
   napi_ref handleRef_ = nullptr;
 };
 
-// The JS handle of a running child: pid and kill(signal).
+// The JS handle of a running child: pid and kill(signal), resume(stream) for its readers, and,
+// with a terminal, write(bytes) and resize(columns, rows).
 class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
  public:
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "ChildHandle", {InstanceMethod("kill", &ChildHandle::KillMethod),
                                             InstanceMethod("resume", &ChildHandle::ResumeMethod),
+                                            InstanceMethod("write", &ChildHandle::WriteMethod),
+                                            InstanceMethod("resize", &ChildHandle::ResizeMethod),
                                             InstanceAccessor("pid", &ChildHandle::PidGetter, nullptr)});
   }
   ChildHandle(const Napi::CallbackInfo &info) : Napi::ObjectWrap<ChildHandle>(info) {}
@@ -573,6 +645,25 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
   Napi::Value ResumeMethod(const Napi::CallbackInfo &info) {
     if (child && info.Length() > 0 && info[0].IsNumber()) child->Resume(info[0].As<Napi::Number>().Int32Value());
     return info.Env().Undefined();
+  }
+  // write(bytes): a terminal write, WriteTerminal's 1, 0 or -1.
+  Napi::Value WriteMethod(const Napi::CallbackInfo &info) {
+    int written = -1;
+    if (child && info.Length() > 0 && info[0].IsBuffer()) {
+      Napi::Buffer<char> bytes = info[0].As<Napi::Buffer<char>>();
+      written = child->WriteTerminal(bytes.Data(), bytes.Length());
+    }
+    return Napi::Number::New(info.Env(), written);
+  }
+  // resize(columns, rows), each 1..65535 (async.ts checks them).
+  Napi::Value ResizeMethod(const Napi::CallbackInfo &info) {
+    bool resized = false;
+    if (child && info.Length() > 1 && info[0].IsNumber() && info[1].IsNumber()) {
+      uint32_t columns = info[0].As<Napi::Number>().Uint32Value(), rows = info[1].As<Napi::Number>().Uint32Value();
+      if (columns >= 1 && columns <= 65535 && rows >= 1 && rows <= 65535)
+        resized = child->ResizeTerminal(static_cast<unsigned short>(columns), static_cast<unsigned short>(rows));
+    }
+    return Napi::Boolean::New(info.Env(), resized);
   }
   Napi::Value PidGetter(const Napi::CallbackInfo &info) {
     if (child) lastPid = child->pid();
@@ -600,10 +691,13 @@ void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
   children->MaybeFinishTeardown();
 }
 
-// spawnAsync(spec, input, onDone(numbers, buffers), onData(stream, chunk) | null, onStdin(fd) | null)
+// spawnAsync(spec, input, onDone(numbers, buffers), onData(stream, chunk) | null, onStdin(fd) | null,
+//            onWritable() | null)
 //   -> { handle } while running (or opening its { path } targets), or { numbers, buffers } when
 //   the launch failed at once. onStdin, for a stdin pipe with no input, is given the pipe's write
-//   end once the child runs and returns true when it took it.
+//   end once the child runs and returns true when it took it. With a terminal, what the child
+//   writes comes to onData as stream 1, and onWritable is called when a handle.write() that
+//   returned 0 has all been written.
 Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   AddonData *data = env.GetInstanceData<AddonData>();
@@ -616,7 +710,8 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Object out = Napi::Object::New(env);
   Napi::Value onData = info.Length() > 3 ? info[3] : env.Null();
   Napi::Value onStdin = info.Length() > 4 ? info[4] : env.Null();
-  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], onData, onStdin) == AsyncChild::Started::Failed) {
+  Napi::Value onWritable = info.Length() > 5 ? info[5] : env.Null();
+  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], onData, onStdin, onWritable) == AsyncChild::Started::Failed) {
     napi_value result[2];
     if (!child->Result(result)) throw Napi::Error::New(env, "spawnAsync: the result could not be handed over");
     out.Set("numbers", Napi::Value(env, result[0]));

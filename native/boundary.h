@@ -44,7 +44,8 @@ namespace th {
   X(Fd, "fd")                    \
   X(Path, "path")                \
   X(Pipe, "pipe")                \
-  X(MergeStdout, "mergeStdout")
+  X(MergeStdout, "mergeStdout")  \
+  X(Terminal, "terminal")
 
 // Which launch path to take: X(Enum, 'js name').
 #define TH_LAUNCHERS(X)            \
@@ -70,7 +71,8 @@ namespace th {
   X(Setgid, "setgid")     \
   X(Setuid, "setuid")     \
   X(Setpgid, "setpgid")   \
-  X(Affinity, "affinity")
+  X(Affinity, "affinity") \
+  X(Terminal, "terminal")
 
 // Whose resource usage a result reports: X(Enum, 'js name').
 #define TH_RUSAGE_SOURCES(X)     \

@@ -9,12 +9,15 @@
  * The helper waits for the target and reports the target's own status and rusage on fd 3 (or
  * the fd given with -R).
  *
- *   tileharness-exec [-s] [-P PGID] [-r RESOURCE:SOFT:HARD]... [-c CPU,...] [-m UMASK]
+ *   tileharness-exec [-s [-t]] [-P PGID] [-r RESOURCE:SOFT:HARD]... [-c CPU,...] [-m UMASK]
  *                    [-G GID,...] [-g GID] [-u UID] [-p PARENT] [-R FD] -- FILE ARGV0 [ARGS...]
  *
  * The target is the same child the harness would have started itself:
  *   -s    the target starts a new session (it is the group leader the harness's group kills reach;
  *         the helper stays outside, so a group SIGKILL never takes the reporter with it);
+ *   -t    with -s: the target, once it leads its session, takes the terminal on its fd 0 as its
+ *         controlling terminal (TIOCSCTTY). The helper's own 0-2 are that terminal's slave too, but
+ *         it leads no session, so the terminal is never the helper's;
  *   -P    the target's process group: 0, a new one it leads (the group kills reach; the helper
  *         stays outside, as with -s), or the existing group PGID it joins;
  *   -r    a resource limit set in the target before exec (soft/hard -1: unlimited), never on the
@@ -48,6 +51,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -68,6 +72,7 @@
 #define STAGE_SETUID 13
 #define STAGE_SETPGID 14
 #define STAGE_AFFINITY 15
+#define STAGE_TERMINAL 16
 
 static volatile pid_t target = 0;
 static int report_fd = TH_REPORT_FD;
@@ -175,7 +180,7 @@ struct target_plan {
   const char *file;
   char **argv;
   pid_t helper;
-  int want_setsid;
+  int want_setsid, want_terminal;
   long long pgid, gid, uid, mask;
   int nlimits;
   const int *resources;
@@ -204,6 +209,10 @@ static int target_main(void *arg) {
   int stage = 0, err = 0;
   if (plan->want_setsid && setsid() < 0) {
     stage = STAGE_SETSID;
+    err = errno;
+  }
+  if (stage == 0 && plan->want_terminal && ioctl(0, TIOCSCTTY, 0) < 0) {
+    stage = STAGE_TERMINAL;
     err = errno;
   }
   if (stage == 0 && plan->pgid >= 0 && setpgid(0, (pid_t)plan->pgid) < 0) {
@@ -253,7 +262,7 @@ static int target_main(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  int want_setsid = 0, nlimits = 0, resources[MAX_LIMITS];
+  int want_setsid = 0, want_terminal = 0, nlimits = 0, resources[MAX_LIMITS];
   long parent = 0;
   struct rlimit limits[MAX_LIMITS];
   long long pgid = -1, gid = -1, uid = -1, mask = -1, *ids = NULL;
@@ -266,6 +275,8 @@ int main(int argc, char **argv) {
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "-s") == 0) {
       want_setsid = 1;
+    } else if (strcmp(argv[i], "-t") == 0) {
+      want_terminal = 1;
     } else if (strcmp(argv[i], "-P") == 0 && value && (pgid = parse_id(value, INT_MAX)) >= 0) {
       i++;
     } else if (strcmp(argv[i], "-g") == 0 && value && (gid = parse_id(value, 0xfffffffeLL)) >= 0) {
@@ -297,6 +308,7 @@ int main(int argc, char **argv) {
     }
   }
   if (i + 2 >= argc) return 125; /* no "--", or no FILE and ARGV0 after it */
+  if (want_terminal && !want_setsid) return 125; /* TIOCSCTTY needs a session leader */
   if (parent > 0) {
     /* The parent may have died before the prctl took effect: then we are someone else's child,
      * and nothing is started. */
@@ -309,7 +321,7 @@ int main(int argc, char **argv) {
   struct th_helper_report r;
   memset(&r, 0, sizeof r);
   struct target_plan plan = {
-      .file = file, .argv = target_argv, .helper = getpid(), .want_setsid = want_setsid,
+      .file = file, .argv = target_argv, .helper = getpid(), .want_setsid = want_setsid, .want_terminal = want_terminal,
       .pgid = pgid, .gid = gid, .uid = uid, .mask = mask, .nlimits = nlimits,
       .resources = resources, .limits = limits, .ngroups = ngroups, .groups = groups,
       .ncpus = ncpus, .cpus = &cpus, .detail = -1};

@@ -23,11 +23,13 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,6 +200,7 @@ struct ChildPlan {
   const char *cwd;  // nullptr: stay
   ChildIo io[3];
   bool setsid;
+  bool controllingTerminal;  // after setsid: fd 0, the terminal's slave, becomes the controlling tty
   pid_t processGroup;  // -1: stay; 0: lead a new group; else join it
   bool setAffinity;
   cpu_set_t cpus;
@@ -326,6 +329,9 @@ __attribute__((noinline)) int ChildMain(void *arg) {
       ChildFail(plan, Stage::Rlimit, errno, plan->limitResources[i]);
 
   if (plan->setsid && setsid() < 0) ChildFail(plan, Stage::Setsid, errno);
+  // A session leader with no controlling terminal takes the one on fd 0 (the slave was opened
+  // O_NOCTTY in the parent, so nothing took it before; TIOCSCTTY's 0: steal from no one).
+  if (plan->controllingTerminal && ioctl(0, TIOCSCTTY, 0) < 0) ChildFail(plan, Stage::Terminal, errno);
   if (plan->processGroup >= 0 && setpgid(0, plan->processGroup) < 0) ChildFail(plan, Stage::Setpgid, errno);
   if (plan->setAffinity && sched_setaffinity(0, sizeof plan->cpus, &plan->cpus) < 0) ChildFail(plan, Stage::Affinity, errno);
   if (plan->setUmask) umask(plan->umask);
@@ -392,11 +398,37 @@ struct ChildFds {
   int src[3] = {-1, -1, -1};
   int owned[3] = {-1, -1, -1};  // fds Launch created and must close after the spawn
   int reportW = -1;             // measure: the child's end of the report pipe
+  int terminalSlave = -1;       // terminal: the slave, the source of all of 0-2
   std::vector<int> extraTargets;
   std::vector<int> extraSrc;    // copies of the caller's fds, owned: closed after the spawn
   std::vector<int> keep;        // the child fds above 2 that survive, ascending
   int above = 3;                // the lowest number above every child fd: where sources go
 };
+
+// terminal: a new pseudo-terminal, prepared whole in the parent (the child only dup2s and makes
+// an ioctl). The master is this process's: close-on-exec, non-blocking, in out.stdoutR (what the
+// child writes is read there) and copied to out.stdinW (the child's input is written there); two
+// fds so that each can be watched on its own (one uv_poll per fd). The slave is opened O_NOCTTY,
+// so it never becomes this process's controlling terminal, and lifted above 2 like any source.
+bool OpenTerminal(const LaunchSpec &spec, Launched &out, ChildFds &fds, FdGuard &guard) {
+  out.stdoutR = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);  // closed by Launch on a failure
+  if (out.stdoutR < 0 || !LiftAboveStdio(out.stdoutR)) return Fail(out, Stage::Terminal, errno);
+  if (grantpt(out.stdoutR) < 0 || unlockpt(out.stdoutR) < 0) return Fail(out, Stage::Terminal, errno);
+  char name[64];
+  int err = ptsname_r(out.stdoutR, name, sizeof name);
+  if (err != 0) return Fail(out, Stage::Terminal, err);
+  struct winsize size = {spec.rows, spec.columns, 0, 0};
+  if (ioctl(out.stdoutR, TIOCSWINSZ, &size) < 0) return Fail(out, Stage::Terminal, errno);
+  fds.terminalSlave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fds.terminalSlave < 0) return Fail(out, Stage::Terminal, errno);
+  guard.fds.push_back(&fds.terminalSlave);
+  if (!LiftAboveStdio(fds.terminalSlave)) return Fail(out, Stage::Terminal, errno);
+  out.stdinW = fcntl(out.stdoutR, F_DUPFD_CLOEXEC, 3);
+  if (out.stdinW < 0) return Fail(out, Stage::Terminal, errno);
+  out.terminal = true;
+  fcntl(out.stdoutR, F_SETFL, fcntl(out.stdoutR, F_GETFL) | O_NONBLOCK);  // the copy shares the flag
+  return true;
+}
 
 bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, FdGuard &guard) {
   // The child fds above 2, ascending (spec.extraFds is sorted, the report fd is none of them).
@@ -423,9 +455,12 @@ bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, Fd
     guard.fds.push_back(&fds.reportW);
     fcntl(out.reportR, F_SETFL, fcntl(out.reportR, F_GETFL) | O_NONBLOCK);
   }
+  if (spec.io[0].kind == StdioKind::Terminal && !OpenTerminal(spec, out, fds, guard)) return false;
   for (int target = 0; target < 3; target++) {
     const StdioSpec &io = spec.io[target];
-    if (io.kind == StdioKind::Pipe) {
+    if (io.kind == StdioKind::Terminal) {
+      fds.src[target] = fds.terminalSlave;
+    } else if (io.kind == StdioKind::Pipe) {
       int r, w;
       if (!MakePipe(r, w)) return Fail(out, Stage::Pipe, errno);
       int &parentEnd = target == 0 ? out.stdinW : (target == 1 ? out.stdoutR : out.stderrR);
@@ -506,6 +541,7 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
       case StdioKind::Pipe:
       case StdioKind::Fd:
       case StdioKind::Path:
+      case StdioKind::Terminal:  // the slave as plain fds: never a controlling terminal here (UsesForkPath)
         sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, fds.src[target], target));
         break;
       case StdioKind::Ignore:
@@ -659,6 +695,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
       case StdioKind::Pipe:
       case StdioKind::Fd:
       case StdioKind::Path:
+      case StdioKind::Terminal:
         cio.action = IoAction::Dup2;
         cio.fd = fds.src[target];
         break;
@@ -666,6 +703,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
     }
   }
   plan.setsid = spec.setsid;
+  plan.controllingTerminal = spec.controllingTerminal;
   plan.processGroup = spec.processGroup;
   plan.setAffinity = !spec.cpus.empty();
   CPU_ZERO(&plan.cpus);
@@ -741,9 +779,15 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
 
 }  // namespace
 
+// A controlling terminal takes the fork path. posix_spawn could give one only by opening the
+// slave by name as fd 0 in its child, after POSIX_SPAWN_SETSID (glibc 2.36 runs setsid before the
+// file actions): an open in the child whose failure comes back as exec's bare errno, and an
+// ordering glibc does not document. The fork path's child does it with TIOCSCTTY on the slave the
+// parent opened, and reports a failure as stage terminal. (A terminal implies setsid, which
+// takes the fork path under 'auto' anyway; normalize.ts refuses a forced 'posix_spawn'.)
 bool UsesForkPath(const LaunchSpec &spec) {
   bool needsFork = spec.deathSignal || spec.setsid || !spec.rlimits.empty() || spec.hasUid || spec.hasGid ||
-                   spec.hasGroups || spec.hasUmask || !spec.cpus.empty();
+                   spec.hasGroups || spec.hasUmask || !spec.cpus.empty() || spec.controllingTerminal;
   return spec.launcher == LauncherChoice::Fork || (spec.launcher == LauncherChoice::Auto && needsFork);
 }
 

@@ -56,6 +56,12 @@ struct LaunchSpec {
   // -1: the parent's process group; 0: a new group the child leads; else the group it joins.
   pid_t processGroup = -1;
   std::vector<int> cpus;  // the CPUs the child is pinned to (fork path); empty: inherited
+  // terminal (every io[i].kind is StdioKind::Terminal): the child's fds 0-2 are the slave of a new
+  // pseudo-terminal of this size, prepared here in the parent. controllingTerminal: the child
+  // makes it its controlling terminal (setsid, then TIOCSCTTY on fd 0; fork path only); false
+  // when measured, where the helper's target does that (its -t) and the helper never does.
+  unsigned short columns = 0, rows = 0;
+  bool controllingTerminal = false;
   LauncherChoice launcher = LauncherChoice::Auto;
   // measure: the program is the measuring helper (native/exec-helper.c); the child gets the write
   // end of a report pipe as fd `reportFd` (3, or the first number above 2 that is not an extra
@@ -74,10 +80,16 @@ struct LaunchSpec {
 struct Launched {
   pid_t pid = 0;
   int pidfd = -1;
+  // With a terminal, stdoutR is its master (O_NONBLOCK: reading it is reading what the child
+  // writes, EIO once no slave fd is left) and stdinW a copy of it (writing is the child's input).
   int stdinW = -1;   // parent's end of the stdin pipe (O_NONBLOCK)
   int stdoutR = -1;  // parent's end of the stdout pipe (O_NONBLOCK)
   int stderrR = -1;  // parent's end of the stderr pipe (O_NONBLOCK)
   int reportR = -1;  // measure: parent's end of the helper's report pipe (O_NONBLOCK)
+  // stdoutR and stdinW are a terminal's master. stdinW is then kept open until the child has been
+  // reaped, whatever is written or read: the master's last close hangs the terminal up, which
+  // sends SIGHUP to a child that closed its fds (the master reads EIO) but has not exited yet.
+  bool terminal = false;
   // measure: the target the helper started (its STARTED report), which signals go to.
   pid_t targetPid = 0;
   int targetPidfd = -1;
@@ -97,7 +109,7 @@ struct Launched {
 Launched Launch(const LaunchSpec &spec);
 
 // Whether Launch takes the fork path for this spec (asked for, or what posix_spawn cannot do is
-// asked for: the death signal, setsid, rlimits, credentials, umask, CPUs).
+// asked for: the death signal, setsid, rlimits, credentials, umask, CPUs, a controlling terminal).
 bool UsesForkPath(const LaunchSpec &spec);
 
 // A running child as the code that signals it sees it.

@@ -104,7 +104,7 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
     if (!s.IsObject()) ThrowType(env, "stdio entries must be objects");
     Napi::Object so = s.As<Napi::Object>();
     double kind = GetNumber(env, so, "kind");
-    if (!(kind >= 0 && kind <= static_cast<double>(StdioKind::MergeStdout))) ThrowType(env, "bad stdio kind");
+    if (!(kind >= 0 && kind <= static_cast<double>(StdioKind::Terminal))) ThrowType(env, "bad stdio kind");
     spec.io[i].kind = static_cast<StdioKind>(static_cast<int>(kind));
     if (spec.io[i].kind == StdioKind::Fd) spec.io[i].fd = static_cast<int>(GetNumber(env, so, "fd"));
     if (spec.io[i].kind == StdioKind::Path) {
@@ -124,6 +124,25 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
       ThrowType(env, "fds entries are [target 3..1023, ascending, fd]");
     spec.extraFds.push_back({static_cast<int>(pair[0]), static_cast<int>(pair[1])});
   }
+  // terminal: [columns, rows] (each 1..65535), and then 0-2 are all the terminal; null: none.
+  Napi::Value terminal = o.Get("terminal");
+  bool anyTerminal = false, allTerminal = true;
+  for (const StdioSpec &io : spec.io) {
+    anyTerminal = anyTerminal || io.kind == StdioKind::Terminal;
+    allTerminal = allTerminal && io.kind == StdioKind::Terminal;
+  }
+  if (!terminal.IsNull()) {
+    std::vector<double> size = GetNumbers(env, terminal, "terminal");
+    if (size.size() != 2 || !allTerminal) ThrowType(env, "terminal is [columns, rows], with every stdio kind terminal");
+    for (double d : size)
+      if (!(d >= 1 && d <= 65535) || d != std::floor(d)) ThrowType(env, "terminal sizes are integers from 1 to 65535");
+    spec.columns = static_cast<unsigned short>(size[0]);
+    spec.rows = static_cast<unsigned short>(size[1]);
+  } else if (anyTerminal) {
+    ThrowType(env, "stdio kind terminal without a terminal");
+  }
+  spec.controllingTerminal = GetBool(o, "controllingTerminal");
+  if (spec.controllingTerminal && terminal.IsNull()) ThrowType(env, "controllingTerminal without a terminal");
   spec.measure = GetBool(o, "measure");
   double reportFd = GetNumber(env, o, "reportFd");
   if (!(reportFd >= 3 && reportFd <= 1024)) ThrowType(env, "reportFd must be from 3 to 1024");

@@ -188,7 +188,7 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   static_assert(static_cast<int>(Stage::Setsid) == 5 && static_cast<int>(Stage::Rlimit) == 6 &&
                     static_cast<int>(Stage::Setgroups) == 11 && static_cast<int>(Stage::Setgid) == 12 &&
                     static_cast<int>(Stage::Setuid) == 13 && static_cast<int>(Stage::Setpgid) == 14 &&
-                    static_cast<int>(Stage::Affinity) == 15,
+                    static_cast<int>(Stage::Affinity) == 15 && static_cast<int>(Stage::Terminal) == 16,
                 "native/exec-helper.c's STAGE_* numbers");
   Stage stage = report.kind == TH_REPORT_EXEC_FAILED ? Stage::Exec : static_cast<Stage>(report.stage);
   child.stage = stage;
@@ -245,7 +245,8 @@ void DrainAfterExit(Launched &child, const WaitOptions &opts, WaitOutcome &outco
 
 void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitOutcome &outcome) {
   ChildRef ref = SignalTarget(child, opts.group);
-  if (child.stdinW >= 0 && opts.input.empty()) CloseFd(child.stdinW);
+  if (child.stdinW >= 0 && opts.input.empty() && !child.terminal) CloseFd(child.stdinW);
+  bool feeding = child.stdinW >= 0 && !opts.input.empty();  // a terminal's master stays open (launcher.h)
 
   if (child.pidfd < 0) {
     // Nothing to drain and no deadline: block in wait4, as the contract's harness does.
@@ -263,7 +264,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
     int n = 0;
     fds[n++] = {child.pidfd, POLLIN, 0};
     int inIdx = -1, outIdx = -1, errIdx = -1, alarmIdx = -1;
-    if (child.stdinW >= 0) inIdx = n, fds[n++] = {child.stdinW, POLLOUT, 0};
+    if (feeding) inIdx = n, fds[n++] = {child.stdinW, POLLOUT, 0};
     if (child.stdoutR >= 0) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
     if (child.stderrR >= 0) errIdx = n, fds[n++] = {child.stderrR, POLLIN, 0};
     if (timer && timer->fd() >= 0) alarmIdx = n, fds[n++] = {timer->fd(), POLLIN, 0};
@@ -276,8 +277,10 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
       break;
     }
     if (rc > 0) {
-      if (inIdx >= 0 && fds[inIdx].revents && PumpInput(child.stdinW, opts.input.data(), opts.input.size(), inputOffset))
-        CloseFd(child.stdinW);
+      if (inIdx >= 0 && fds[inIdx].revents && PumpInput(child.stdinW, opts.input.data(), opts.input.size(), inputOffset)) {
+        feeding = false;
+        if (!child.terminal) CloseFd(child.stdinW);
+      }
       if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof)
         CloseFd(child.stdoutR);
       if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof)

@@ -66,7 +66,7 @@ import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpe
 export type Run = (spec: ChildSpec) => Promise<ChildResult>
 
 /** The three APIs every behaviour table runs through: the same spec, the same result type.
- * startChild's live streams are read by 'data' listeners that drop what they see (the streams have
+ * startChild's live streams (and its terminal, with one) are read by 'data' listeners that drop what they see (the streams have
  * backpressure: unread, they would stop the pipe; the result carries the output), and its
  * synchronous throws become rejections, as spawnChild's are. */
 export const APIS: Array<[string, Run]> = [
@@ -76,6 +76,7 @@ export const APIS: Array<[string, Run]> = [
     const child = startChild(spec)
     child.stdout.on('data', () => {})
     child.stderr.on('data', () => {})
+    child.terminal?.on('data', () => {})
     return child.result
   }],
 ]

@@ -1,9 +1,9 @@
 // The async API: the same ChildSpec and ChildResult as spawnChildSync, run on the event loop
 // (native/async.cc watches the child's pidfd and pipes with uv_poll; no threadpool).
 import { Socket } from 'node:net'
-import { Readable, Writable } from 'node:stream'
+import { Duplex, Readable, Writable } from 'node:stream'
 import { StdioKind, native, type NativeBuffers, type NativeChildHandle } from './native.js'
-import { normalizeSignal, normalizeSpec, type NormalizedSpec } from './normalize.js'
+import { normalizeSignal, normalizeSpec, terminalSide, type NormalizedSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
 
@@ -24,6 +24,18 @@ export interface ChildProcess {
   /** The captured output as it arrives; the result still carries the whole buffers. */
   stdout: Readable
   stderr: Readable
+  /**
+   * `terminal`: the terminal's master. Read: what the child writes to it (also in
+   * `result.stdout`; `stdout` and `stderr` stay empty), with backpressure. Write: the child's
+   * input, as typed; write() returns false until the terminal has taken it ('drain'). end()
+   * types ^D (VEOF: end of file at the start of a line). With `input`, that is typed first (then
+   * ^D) and writes follow it. Ends when the child's last hold on the terminal closes; writes after
+   * the child has gone are dropped. null without a terminal.
+   */
+  terminal: Duplex | null
+  /** `terminal`: a new size, and SIGWINCH to the child's foreground group. False once the child
+   * has exited, and without a terminal. */
+  resize(columns: number, rows: number): boolean
 }
 
 /**
@@ -82,14 +94,75 @@ class ChildStdin extends Writable {
   }
 }
 
+/**
+ * startChild's terminal: a Duplex over the master. The readable side is fed by the addon (the
+ * master is read as stream 1, with the same backpressure as a pipe); the writable side writes
+ * through the handle, natively (a tty.WriteStream would make the master's writes blocking, so a
+ * child that stops reading would stop the event loop): a write the terminal cannot take at once
+ * keeps its callback until the addon says the rest went out (onWritable).
+ */
+class ChildTerminal extends Duplex {
+  #handle: NativeChildHandle | null = null
+  #waiting: (() => void) | null = null
+  #gone = false
+  /** Set once the child is running: read() calls it. */
+  readMore: (() => void) | null = null
+
+  attach(handle: NativeChildHandle): void {
+    this.#handle = handle
+  }
+
+  /** A write that returned 0 is all out. */
+  drained(): void {
+    const callback = this.#waiting
+    this.#waiting = null
+    callback?.()
+  }
+
+  /** The child is reaped and the master closed: the readable side ends, a waiting write is done. */
+  gone(): void {
+    this.#gone = true
+    this.drained()
+    this.push(null)
+  }
+
+  /** A chunk the child wrote; true: keep reading. Destroyed, the stream takes no more, and the
+   * master is read on (into the result) so that the child never blocks on a terminal nobody reads. */
+  feed(chunk: Buffer): boolean {
+    return this.destroyed ? true : this.push(chunk)
+  }
+
+  override _read(): void {
+    this.readMore?.()
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    // -1: the terminal is gone (the child exited): dropped, as keys typed after a program ends.
+    if (this.#gone || !this.#handle || this.#handle.write(chunk) !== 0) callback()
+    else this.#waiting = callback
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this._write(Buffer.from([0x04]), 'binary', callback)
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#waiting = null
+    this.readMore?.()  // read on: feed() drops what comes
+    callback(error)
+  }
+}
+
 interface Started {
   readonly pid: number
   result: Promise<ChildResult>
   kill(signal?: string | number): boolean
+  resize(columns: number, rows: number): boolean
 }
 
 interface Streams {
   stdin: ChildStdin | null
+  terminal: ChildTerminal | null
   stdout: Readable
   stderr: Readable
   /** Set once the child is running: the Readables' read() calls it. */
@@ -109,6 +182,7 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   const signal = normalized.signal
   // A stdin pipe with nothing to feed it: startChild's to write.
   if (streams && normalized.native.stdio[0].kind === StdioKind.pipe && normalized.input === null) streams.stdin = new ChildStdin()
+  const terminal = streams && normalized.terminal ? (streams.terminal = new ChildTerminal()) : null
   let aborted = false
   let resolve!: (r: ChildResult) => void
   let reject!: (e: unknown) => void
@@ -116,7 +190,10 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
 
   // push()'s answer is the backpressure: false, and the addon stops reading that pipe until the
   // Readable asks for more (its read(), wired to handle.resume in startChild).
-  const onData = streams && ((stream: 1 | 2, chunk: Buffer) => (stream === 1 ? streams.stdout : streams.stderr).push(chunk))
+  // With a terminal, stream 1 is its master.
+  const onData = streams && (terminal
+    ? (_stream: 1 | 2, chunk: Buffer) => terminal.feed(chunk)
+    : (stream: 1 | 2, chunk: Buffer) => (stream === 1 ? streams.stdout : streams.stderr).push(chunk))
   let handle: NativeChildHandle | null = null
   const killSignal = normalized.native.killSignal
   // Set before the kill: a child still opening its { path } targets settles inside kill().
@@ -138,6 +215,7 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
       streams?.stderr.push(null)
       // The child is gone: nothing reads the pipe any more, and its fd is released.
       streams?.stdin?.destroy()
+      terminal?.gone()
     }
   }
 
@@ -147,24 +225,34 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   let outcome
   try {
     const stdin = streams?.stdin
-    outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData, stdin ? fd => stdin.attach(fd) : null)
+    outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData, stdin ? fd => stdin.attach(fd) : null,
+      terminal && (() => terminal.drained()))
   } catch (err) {
     if (signal) removeListener.call(signal, 'abort', onAbort)
     throw err
   }
   if ('numbers' in outcome) {
     finish(outcome.numbers, outcome.buffers)
-    return { pid: 0, result, kill: () => false }
+    return { pid: 0, result, kill: () => false, resize: () => false }
   }
   // killOnExit is the addon's (native/async.cc): an atexit handler, which no 'exit' listener can
   // get in the way of.
   const h = (handle = outcome.handle)
   if (streams) streams.resume = (stream: 1 | 2) => h.resume(stream)
+  if (terminal) {
+    terminal.attach(h)
+    terminal.readMore = () => h.resume(1)
+  }
   if (alreadyAborted) onAbort()
   return {
     get pid() { return h.pid },
     result,
     kill: (sig?: string | number) => h.kill(sig === undefined ? killSignal : normalizeSignal('signal', sig, killSignal)),
+    resize: (columns: number, rows: number) => {
+      terminalSide('columns', columns)
+      terminalSide('rows', rows)
+      return terminal !== null && h.resize(columns, rows)
+    },
   }
 }
 
@@ -172,6 +260,7 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
 export function startChild(spec: ChildSpec): ChildProcess {
   const streams: Streams = {
     stdin: null,
+    terminal: null,
     stdout: new Readable({ read() { streams.resume?.(1) } }),
     stderr: new Readable({ read() { streams.resume?.(2) } }),
   }
@@ -183,6 +272,8 @@ export function startChild(spec: ChildSpec): ChildProcess {
     stdin: streams.stdin,
     stdout: streams.stdout,
     stderr: streams.stderr,
+    terminal: streams.terminal,
+    resize: started.resize,
   }
 }
 

@@ -21,6 +21,10 @@ export interface NativeSpec {
   fds: Array<[number, number]>
   /** measure: the child fd the helper reports on (3, or moved off the `fds` targets; the helper's -R). */
   reportFd: number
+  /** A new terminal of [columns, rows] on fds 0-2 (every stdio kind 'terminal'); null: none. */
+  terminal: [number, number] | null
+  /** The child takes the terminal as its controlling one (fork path); measured, the helper's -t does it for the target. */
+  controllingTerminal: boolean
   setsid: boolean
   deathSignal: boolean
   rlimits: Array<[number, number, number]>
@@ -54,6 +58,11 @@ export interface NativeChildHandle {
   kill(signal: number): boolean
   /** The stream's reader wants more: read its pipe again (backpressure released). */
   resume(stream: 1 | 2): void
+  /** A terminal's input: 1, all written; 0, the rest is written as the terminal takes it, then
+   * spawnAsync's onWritable() is called; -1, not written (no terminal, or it is gone). */
+  write(bytes: Buffer): 1 | 0 | -1
+  /** A terminal's new size (TIOCSWINSZ; SIGWINCH to its foreground group); false once the child exited. */
+  resize(columns: number, rows: number): boolean
   /** 0 until the child exists (its { path } targets are opened first). */
   readonly pid: number
 }
@@ -74,6 +83,8 @@ export interface NativeAddon {
     onData: ((stream: 1 | 2, chunk: Buffer) => boolean) | null,
     /** A stdin pipe with no input: given the pipe's write end once the child runs; true when taken (then JS closes it). */
     onStdin?: ((fd: number) => boolean) | null,
+    /** A terminal: a handle.write() that returned 0 has all been written. */
+    onWritable?: (() => void) | null,
   ): SpawnAsyncOutcome
   /** native/boundary.h's lists, by name, in their order. */
   layout: { slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; rusageSources: string[]; length: number }
@@ -124,7 +135,7 @@ export const RUSAGE = Object.fromEntries(Object.entries(numbering('rusage', [
 ] as const)).map(([name, index]) => [name, native.layout.slots.length + index])) as Record<keyof ResourceUsageFields, number>
 type ResourceUsageFields = import('./types.js').ChildResult['rusage']
 /** The stdio kinds, numbered as the addon numbers them. */
-export const StdioKind = numbering('stdioKinds', ['inherit', 'ignore', 'closed', 'fd', 'path', 'pipe', 'mergeStdout'] as const)
+export const StdioKind = numbering('stdioKinds', ['inherit', 'ignore', 'closed', 'fd', 'path', 'pipe', 'mergeStdout', 'terminal'] as const)
 /** The launch paths, numbered as the addon numbers them. */
 export const LauncherChoice = numbering('launchers', ['auto', 'posix_spawn', 'fork'] as const)
 /** Stage names by number. */

@@ -29,7 +29,7 @@ let helperFound = false
 const KNOWN_KEYS = new Set([
   'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
   'forceKillAfterDelay', 'graceTimeout', 'waitDelay', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal', 'measure',
-  'uid', 'gid', 'groups', 'umask', 'processGroup', 'cpus', 'fds',
+  'uid', 'gid', 'groups', 'umask', 'processGroup', 'cpus', 'fds', 'terminal',
 ])
 
 export interface NormalizedSpec {
@@ -44,6 +44,62 @@ export interface NormalizedSpec {
   paths: [string | null, string | null, string | null]
   /** Kept for messages: the ids asked for (null: not given). */
   ids: ChildIds
+  /** fds 0-2 are a new terminal: its master is read as stdout (and startChild's `terminal`). */
+  terminal: boolean
+}
+
+/** The size `terminal: true` gives, a VT100's. */
+export const DEFAULT_TERMINAL_SIZE = { columns: 80, rows: 24 } as const
+/** The largest terminal side TIOCSWINSZ takes (its fields are unsigned shorts). */
+export const MAX_TERMINAL_SIDE = 65535
+
+/** A terminal's side (columns or rows), checked: an integer from 1 to 65535. */
+export function terminalSide(field: string, value: unknown): number {
+  if (typeof value !== 'number') throw invalidType(field, 'a number', value)
+  if (!Number.isInteger(value) || value < 1 || value > MAX_TERMINAL_SIDE) throw outOfRange(field, `an integer from 1 to ${MAX_TERMINAL_SIDE}`, value)
+  return value
+}
+
+/** `terminal` as [columns, rows], or null for none. */
+function terminalSize(value: unknown): [number, number] | null {
+  if (value === undefined || value === false) return null
+  if (value === true) return [DEFAULT_TERMINAL_SIZE.columns, DEFAULT_TERMINAL_SIZE.rows]
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || types.isProxy(value)) {
+    throw invalidType('terminal', 'true or { columns, rows }', value)
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== 'columns' && key !== 'rows') throw invalidValue(`terminal.${key}`, 'is not a known option (columns, rows)')
+  }
+  const size = value as Record<string, unknown>
+  return [terminalSide('terminal.columns', size.columns), terminalSide('terminal.rows', size.rows)]
+}
+
+/**
+ * What else a terminal decides, refused when asked for otherwise: fds 0-2 are the terminal (so no
+ * stdin, stdout or stderr but their defaults), and the child leads a new session (its controlling
+ * terminal needs one), so no `setsid: false` and no `processGroup`.
+ */
+function checkTerminal(spec: ChildSpec): void {
+  const defaults = { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' } as const
+  for (const field of ['stdin', 'stdout', 'stderr'] as const) {
+    if (spec[field] !== undefined && spec[field] !== defaults[field]) {
+      throw incompatible('terminal', field, `the terminal is the child's stdin, stdout and stderr (its output is result.stdout; input goes to the terminal)`)
+    }
+  }
+  if (spec.setsid === false) throw incompatible('terminal', 'setsid: false', 'a controlling terminal needs a new session: the child leads one')
+  if (spec.processGroup !== undefined && spec.processGroup !== false) {
+    throw incompatible('terminal', 'processGroup', 'the child leads a new session, and with it a new process group that every kill reaches')
+  }
+}
+
+/** VEOF, ^D on a new terminal: at the start of a line, end of file for the child's read. */
+const TERMINAL_EOF = 0x04
+
+/** input for a terminal: the bytes, then EOF as a terminal gives it (^D, twice after a partial line). */
+function terminalInput(input: ArrayBufferView): Buffer {
+  const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+  const atLineStart = bytes.length === 0 || bytes[bytes.length - 1] === 0x0a
+  return Buffer.concat([bytes, Buffer.from(atLineStart ? [TERMINAL_EOF] : [TERMINAL_EOF, TERMINAL_EOF])])
 }
 
 /** The child's credentials, umask, process group and CPUs as normalized; null or [] when not given. */
@@ -298,12 +354,13 @@ function abortSignal(value: unknown): AbortSignal {
 }
 
 // The measuring helper's options (native/exec-helper.c): -s, -P PGID, -r RES:SOFT:HARD, -c CPUS,
-// -m UMASK, -G GIDS, -g GID, -u UID for the target; -R FD, the report fd when fd 3 is one of
+// -m UMASK, -G GIDS, -g GID, -u UID for the target (-t: its fd 0, a terminal, as its controlling one); -R FD, the report fd when fd 3 is one of
 // the target's extra fds (`fds`, which the helper passes on); -p PID, killOnExit: the helper, when started
 // by posix_spawn, which cannot give it a death signal, takes one itself, so a SIGKILLed harness
 // takes the helper and its target with it.
-function helperOptions(setsid: boolean, rlimits: Array<[number, number, number]>, ids: ChildIds, killOnExit: boolean, reportFd: number): string[] {
+function helperOptions(setsid: boolean, terminal: boolean, rlimits: Array<[number, number, number]>, ids: ChildIds, killOnExit: boolean, reportFd: number): string[] {
   const out = setsid ? ['-s'] : []
+  if (terminal) out.push('-t')
   if (ids.processGroup !== null) out.push('-P', String(ids.processGroup))
   for (const [resource, soft, hard] of rlimits) out.push('-r', `${resource}:${soft}:${hard}`)
   if (ids.cpus.length > 0) out.push('-c', ids.cpus.join(','))
@@ -362,9 +419,15 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
     } else throw invalidType('input', 'a string, Buffer, TypedArray or DataView', spec.input)
     if (spec.stdin !== undefined) throw incompatible('input', 'stdin', 'input is fed to the child through a stdin pipe')
   }
-  const stdin: NativeStdio = input ? { kind: StdioKind.pipe } : stdinTarget(spec.stdin)
-  const stdout = outputTarget('stdout', spec.stdout)
-  const stderr = outputTarget('stderr', spec.stderr)
+  const terminal = terminalSize(spec.terminal)
+  if (terminal) {
+    checkTerminal(spec)
+    if (input) input = terminalInput(input)
+  }
+  const onTerminal: NativeStdio = { kind: StdioKind.terminal }
+  const stdin: NativeStdio = terminal ? onTerminal : input ? { kind: StdioKind.pipe } : stdinTarget(spec.stdin)
+  const stdout = terminal ? onTerminal : outputTarget('stdout', spec.stdout)
+  const stderr = terminal ? onTerminal : outputTarget('stderr', spec.stderr)
   const fds = extraFds(spec.fds)
   const reportFd = reportFdFor(fds)
 
@@ -375,7 +438,8 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   const waitDelay = delayMs('waitDelay', spec.waitDelay, DEFAULT_WAIT_DELAY)
 
   if (spec.setsid !== undefined && typeof spec.setsid !== 'boolean') throw invalidType('setsid', 'a boolean', spec.setsid)
-  const setsid = spec.setsid === true
+  // A terminal is the controlling terminal of a new session the child leads.
+  const setsid = spec.setsid === true || terminal !== null
   const rlimits = resourceLimits(spec.rlimits)
   const ids = childIds(spec, setsid)
   const unspawnable = forkOnly(ids)
@@ -404,6 +468,10 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   if (launcher === LauncherChoice.posix_spawn && unspawnable.length > 0) {
     throw incompatible("launcher 'posix_spawn'", unspawnable[0]!, `posix_spawn cannot set ${unspawnable.join(', ')} in the child; use 'fork' or 'auto'`)
   }
+  if (launcher === LauncherChoice.posix_spawn && terminal) {
+    // native/launcher.cc, UsesForkPath, says why the fork path alone takes a controlling terminal.
+    throw incompatible("launcher 'posix_spawn'", 'terminal', "posix_spawn cannot give the child a controlling terminal; use 'fork' or 'auto'")
+  }
 
   if (spec.killOnExit !== undefined && typeof spec.killOnExit !== 'boolean') {
     throw invalidType('killOnExit', 'a boolean', spec.killOnExit)
@@ -429,12 +497,15 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
       // measure: the helper runs, and runs `file` (looked up on the child's PATH by the helper)
       // with the target's setsid, rlimits, ids and CPUs, which it applies in the target, not to itself.
       file: measure ? helperPath : file,
-      argv: measure ? [helperPath, ...helperOptions(setsid, rlimits, ids, killOnExit, reportFd), '--', file, ...argv] : argv,
+      argv: measure ? [helperPath, ...helperOptions(setsid, terminal !== null, rlimits, ids, killOnExit, reportFd), '--', file, ...argv] : argv,
       env: environ,
       cwd,
       stdio: [stdin, stdout, stderr],
       fds,
       reportFd,
+      terminal,
+      // Measured, the helper's target takes the terminal (-t), never the helper.
+      controllingTerminal: terminal !== null && !measure,
       setsid: setsid && !measure,
       // Kills reach the group the child leads (a new session, or a new group); a group it joins
       // is someone else's.
@@ -459,7 +530,7 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
       measure,
       // The async waiter always watches a pidfd; the sync one needs it to poll for the exit while
       // pipes drain, or to signal safely at a deadline; without either it blocks in wait4.
-      pidfd: api === 'async' || timeout > 0 || piped(stdin) || piped(stdout) || piped(stderr),
+      pidfd: api === 'async' || timeout > 0 || terminal !== null || piped(stdin) || piped(stdout) || piped(stderr),
     },
     input,
     killOnExit,
@@ -468,5 +539,6 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
     cwd,
     paths: [path(stdin), path(stdout), path(stderr)],
     ids,
+    terminal: terminal !== null,
   }
 }

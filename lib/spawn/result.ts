@@ -43,6 +43,7 @@ function spawnErrorMessage(stage: SpawnStage, description: string, detail: numbe
     case 'setuid': return `Couldn't change to uid ${spec.ids.uid}: ${description}`
     case 'setpgid': return spec.ids.processGroup === 0 ? `Couldn't start a new process group: ${description}` : `Couldn't join process group ${spec.ids.processGroup}: ${description}`
     case 'affinity': return `Couldn't pin the child to CPUs ${spec.ids.cpus.join(',')}: ${description}`
+    case 'terminal': return `Couldn't give the child a terminal: ${description}`
   }
 }
 

@@ -72,6 +72,15 @@ export interface ChildSpec {
   /** true or 0: the child leads a new process group, and kills reach the whole group; a number:
    * the child joins that existing group (kills reach the child alone). Not with setsid. */
   processGroup?: boolean | number | null
+  /**
+   * A new pseudo-terminal as the child's controlling terminal on fds 0-2: `true` (80x24) or
+   * `{ columns, rows }` (integers 1 to 65535). The child leads a new session (as with setsid:
+   * kills reach its group). What it writes is `result.stdout` (as a terminal shows it: `\r\n`
+   * line ends, `input` echoed; `stderr` is empty) and startChild's `terminal` stream; `input` is
+   * typed into it, then ^D. Not with stdin, stdout, stderr, `setsid: false` or processGroup;
+   * fork path (a forced 'posix_spawn' is refused).
+   */
+  terminal?: boolean | { columns: number; rows: number } | null
   /** The CPUs the child is pinned to (sched_setaffinity; fork path). */
   cpus?: readonly number[] | null
   /** Bytes kept per captured stream; the rest is read and dropped, and the result says so. */
@@ -91,7 +100,7 @@ export interface ChildSpec {
 /** Which step of starting the child failed. */
 export type SpawnStage =
   | 'exec' | 'chdir' | 'open' | 'dup2' | 'setsid' | 'rlimit' | 'signal'
-  | 'pipe' | 'fork' | 'spawn' | 'setgroups' | 'setgid' | 'setuid' | 'setpgid' | 'affinity'
+  | 'pipe' | 'fork' | 'spawn' | 'setgroups' | 'setgid' | 'setuid' | 'setpgid' | 'affinity' | 'terminal'
 
 export interface SpawnError {
   stage: SpawnStage
