@@ -187,6 +187,7 @@ class AsyncChild {
   // terminal is gone (the child exited and its last slave fd closed, or the result is settled).
   int WriteTerminal(const char *data, size_t len) {
     if (done_ || !terminal_ || child_.stdinW < 0 || termOffset_ < termPending_.size()) return -1;
+    if (len == 0) return 1;  // nothing (a detached buffer reads as empty): nothing to keep
     if (typingInput_) {
       // `input` is still being typed: this follows it (OnStdin starts it once the input is out).
       termPending_.assign(data, len);

@@ -136,6 +136,27 @@ t.test('startChild: with input, the input is typed first (then ^D), and the stre
   }
 })
 
+t.test('startChild: a write whose buffer is detached before it reaches the terminal is dropped, and nothing breaks', async t => {
+  for (const { launcher, measure, label } of startPaths) {
+    for (const typing of [false, true]) {
+      // typing: the write waits behind `input` being typed (the addon keeps it); else it goes at once.
+      const child = startChild({ file: 'sh', args: ['-c', 'while read line; do echo "got $line"; done; echo eof; read more; echo "then $more"'], terminal: true, input: typing ? 'one\n' : undefined, launcher, measure })
+      const out = watch(child)
+      const lost = Buffer.alloc(5, 'lost\n') // its own ArrayBuffer (not the shared pool's), so it can be detached
+      child.terminal!.cork()
+      child.terminal!.write(lost)
+      structuredClone(lost.buffer, { transfer: [lost.buffer] }) // detached while the write is queued
+      t.equal(lost.length, 0, `${label}${typing ? ', typing' : ''}: precondition, the buffer is detached`)
+      child.terminal!.uncork()
+      if (!typing) child.terminal!.write('\x04')
+      child.terminal!.write('kept\n')
+      t.ok(await out.until(/then kept\r\n/), `${label}${typing ? ', typing' : ''}: the next write still arrives`, { seen: out.text() })
+      t.notMatch(out.text(), /lost/, `${label}${typing ? ', typing' : ''}: nothing of the detached write was typed`)
+      t.equal((await child.result).exitCode, 0, label)
+    }
+  }
+})
+
 t.test('startChild: resize() delivers SIGWINCH and the new size', async t => {
   for (const { launcher, measure, label } of startPaths) {
     const child = startChild({ file: 'sh', args: ['-c', 'trap "stty size" WINCH; echo ready; while :; do sleep 1 & wait $!; done'], terminal: { columns: 80, rows: 24 }, launcher, measure })
