@@ -168,6 +168,9 @@ const TASKS = {
       queue.shift()()
       if (queue.length) setImmediate(drain)
     }
+    // The histogram records the interval between its 1 ms samples: the delay is what exceeds it.
+    const delay = ns => Math.max(0, ns / 1e6 - RESOLUTION)
+    const summary = (h, count, wallMs) => ({ count, wallMs, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max) })
     const paced = start => new Promise((resolve, reject) => {
       queue.push(() => { start().then(resolve, reject) })
       if (queue.length === 1) setImmediate(drain)
@@ -185,17 +188,14 @@ const TASKS = {
       }))
       const wallMs = nsSince(t0) / 1e6
       h.disable()
-      // The histogram records the interval between its 1 ms samples: the delay is what exceeds it.
-      const delay = v => Math.max(0, v / 1e6 - RESOLUTION)
-      return { count, wallMs, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max) }
+      return summary(h, count, wallMs)
     }
     const idle = async ms => {
       const h = monitorEventLoopDelay({ resolution: RESOLUTION })
       h.enable()
       await new Promise(resolve => setTimeout(resolve, ms))
       h.disable()
-      const delay = v => Math.max(0, v / 1e6 - RESOLUTION)
-      return { count: 0, wallMs: ms, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max) }
+      return summary(h, 0, ms)
     }
     const SLEEP = ['0.05']
     const th = () => spawnChild({ file: 'sleep', args: SLEEP, ...quiet }).then(r => check(r.exitCode === 0, 'spawnChild'))
