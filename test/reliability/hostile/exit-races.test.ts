@@ -8,6 +8,10 @@
 //   that throws, registered before the harness's own (or after it), or by an uncaught exception:
 //   no abort, and every child is killed (README: "children still running when this process exits
 //   ... are killed").
+// - the process exiting while spawnChild's launches are under way on the launch threads, children
+//   not yet on any list: none outlives it (the atexit handler waits for the launches, which kill
+//   what they started once they see the process exiting).
+import fs from 'node:fs'
 import t from 'tap'
 import { assertFreshBuild, assertHealthy, eventually, processInfo, runAll, runFixture } from './helpers.js'
 
@@ -20,6 +24,30 @@ t.test('kill() and abort racing the child exit', async t => {
   t.equal(j.inconsistentCount, 0, `every result is consistent (${j.inconsistentCount} of ${j.rounds} are not)`, { inconsistent: j.inconsistent, tally: j.tally })
   t.equal(j.lateKillTrue, 0, 'kill() after the result is always false')
   t.same(j.leftChildren, [], 'no child left')
+})
+
+/** Pids of every process on the machine running `sleep <needle>`. */
+function sleepersWith(needle: string): number[] {
+  const out: number[] = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (fs.readFileSync(`/proc/${name}/cmdline`, 'utf8') === `sleep\0${needle}\0` && processInfo(Number(name), needle) === 'alive') out.push(Number(name))
+    } catch { /* gone */ }
+  }
+  return out
+}
+
+t.test('the process exits while spawnChild launches are under way on the launch threads', async t => {
+  for (let round = 0; round < 5; round++) {
+    const needle = `${4000 + round}.${process.pid}${Date.now() % 100000}`
+    t.teardown(() => { for (const pid of sleepersWith(needle)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ } })
+    const r = await runFixture('exit-races.mjs', ['exit-launching', needle], { timeoutMs: 20000, keepGroup: true })
+    const j = assertHealthy(t, r)
+    if (!j) return
+    const allGone = await eventually(() => sleepersWith(needle).length === 0, 1000)
+    t.ok(allGone, `round ${round}: no child outlived the process (still running: ${sleepersWith(needle).join(', ') || 'none'})`)
+  }
 })
 
 t.test('the process exits while children run', async t => {
