@@ -14,7 +14,6 @@
         "native/environ.cc",
         "native/path-open.cc",
         "native/launcher.cc",
-        "native/launch-queue.cc",
         "native/alarm.cc",
         "native/waiter.cc"
       ],

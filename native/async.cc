@@ -2,14 +2,8 @@
 // exit is a pidfd becoming readable (uv_poll), its pipes are uv_polls, the deadline and the kill
 // escalation are uv_timers: nothing runs on the libuv threadpool and no thread waits per child
 // (one process-wide thread, the exit clock, stamps when each pidfd became readable, so that a
-// busy loop does not lengthen durationMs). When the pidfd fires, the child is reaped with wait4
-// for its status and rusage, exactly as the sync path does (CollectExit), and the run's facts go
-// to the JS callback.
-//
-// spawnChild's launch itself runs on a launch thread (launch-queue.h), so that the loop is not
-// held while the child waits for a CPU to exec on; the thread hands the started child back
-// through the environment's uv_async. startChild launches on the loop: its pid is known when it
-// returns.
+// busy loop does not lengthen durationMs). When the pidfd fires, the child is reaped with wait4 for its status and rusage, exactly as the
+// sync path does (CollectExit), and the run's facts go to the JS callback.
 //
 // Everything here that calls into JavaScript runs from a libuv callback, so it goes through
 // js-call.h: a throwing listener is an uncaught exception, and an environment that is shutting
@@ -24,13 +18,10 @@
 #include <termios.h>
 #include <uv.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-#include <vector>
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -39,7 +30,6 @@
 #include "addon.h"
 #include "exit-clock.h"
 #include "js-call.h"
-#include "launch-queue.h"
 #include "path-open.h"
 
 namespace th {
@@ -49,66 +39,17 @@ class AsyncChild;
 class ChildHandle;
 void DetachHandle(ChildHandle *handle);
 
-void TakeLaunched(AsyncChild *child);
-
 // The children of one Node environment (main thread or worker), for its teardown. Lives until
 // the environment's cleanup hook has run and the last child's handles have closed.
 struct EnvChildren {
-  std::set<AsyncChild *> live;  // running (or opening their { path } targets, or launching)
+  std::set<AsyncChild *> live;  // running (or opening their { path } targets)
   size_t alive = 0;             // AsyncChild objects not yet deleted
   napi_async_cleanup_hook_handle hook = nullptr;
   bool tearingDown = false;
-  bool closing = false;
 
-  // Launches finished on a launch thread, for this environment's loop to take up. The thread
-  // hands a child over and sends the wake-up under the mutex, so the loop cannot take the child,
-  // finish it and tear the environment down (closing `launched`) before the thread is done with
-  // both. While launches are under way the handle holds the loop open (a pending spawnChild keeps
-  // the process alive, as a running child does); otherwise it is unreferenced.
-  uv_async_t launched{};
-  bool launchedReady = false;  // uv_async_init succeeded: launches may go off the loop
-  size_t launching = 0;
-  std::mutex inboxMutex;
-  std::vector<AsyncChild *> inbox;
-
-  void Init(uv_loop_t *loop) {
-    launched.data = this;
-    launchedReady = uv_async_init(loop, &launched, OnLaunched) == 0;
-    if (launchedReady) uv_unref(reinterpret_cast<uv_handle_t *>(&launched));
-  }
-
-  void BeginLaunch() {
-    if (launching++ == 0) uv_ref(reinterpret_cast<uv_handle_t *>(&launched));
-  }
-  void EndLaunch() {
-    if (--launching == 0) uv_unref(reinterpret_cast<uv_handle_t *>(&launched));
-  }
-
-  // On the launch thread.
-  void Deliver(AsyncChild *child) {
-    std::lock_guard<std::mutex> lock(inboxMutex);
-    inbox.push_back(child);
-    uv_async_send(&launched);
-  }
-
-  static void OnLaunched(uv_async_t *handle) {
-    EnvChildren *self = static_cast<EnvChildren *>(handle->data);
-    std::vector<AsyncChild *> ready;
-    {
-      std::lock_guard<std::mutex> lock(self->inboxMutex);
-      ready.swap(self->inbox);
-    }
-    for (AsyncChild *child : ready) TakeLaunched(child);
-  }
-
-  // The hook is done once no child is left: tell Node, and go (once the async handle is closed).
+  // The hook is done once no child is left: tell Node, and go.
   void MaybeFinishTeardown() {
-    if (!tearingDown || alive > 0 || closing) return;
-    closing = true;
-    if (!launchedReady) return Finished();
-    uv_close(reinterpret_cast<uv_handle_t *>(&launched), [](uv_handle_t *h) { static_cast<EnvChildren *>(h->data)->Finished(); });
-  }
-  void Finished() {
+    if (!tearingDown || alive > 0) return;
     napi_remove_async_cleanup_hook(hook);
     delete this;
   }
@@ -121,10 +62,6 @@ struct EnvChildren {
 struct ExitKillList {
   std::mutex mutex;
   std::map<const void *, ChildRef> children;
-  bool exiting = false;  // the atexit handler has run
-  // killOnExit launches under way on launch threads: their children are not on the list yet.
-  int launching = 0;
-  std::condition_variable launched;
 };
 ExitKillList &KillOnExit() {
   static ExitKillList *list = new ExitKillList();  // never destroyed: used from atexit
@@ -132,55 +69,9 @@ ExitKillList &KillOnExit() {
 }
 void KillAllAtExit() {
   ExitKillList &list = KillOnExit();
-  // Every holder of the lock only updates the map: waiting for one is short.
-  std::unique_lock<std::mutex> lock(list.mutex);
-  list.exiting = true;
+  if (!list.mutex.try_lock()) return;  // another thread is mid-update while the process exits
   for (const auto &entry : list.children) SignalChild(entry.second, SIGKILL);
-  // A launch thread in the middle of a launch has a child (or is about to) that is on no list: it
-  // kills it itself when it comes to list it (JoinKillList). Waited for, within reason: a launch
-  // lasts until its child has exec'd. (The fork path's children have PR_SET_PDEATHSIG besides.)
-  list.launched.wait_for(lock, std::chrono::seconds(2), [&list] { return list.launching == 0; });
-}
-// A launch thread's killOnExit launch begins: false when the process is exiting (no launch then).
-bool EnterKillableLaunch() {
-  ExitKillList &list = KillOnExit();
-  std::lock_guard<std::mutex> lock(list.mutex);
-  if (list.exiting) return false;
-  list.launching++;
-  return true;
-}
-// ... and is over: its child listed (or killed, when the process began to exit meanwhile).
-void LeaveKillableLaunch() {
-  ExitKillList &list = KillOnExit();
-  std::lock_guard<std::mutex> lock(list.mutex);
-  if (--list.launching == 0) list.launched.notify_all();
-}
-// Puts a child on the list (key: its AsyncChild). A child whose launch finished after the atexit
-// handler ran (on a launch thread, while the process exits) is killed instead. True when listed.
-bool JoinKillList(const void *key, const ChildRef &child) {
-  ExitKillList &list = KillOnExit();
-  std::lock_guard<std::mutex> lock(list.mutex);
-  if (list.exiting) {
-    SignalChild(child, SIGKILL);
-    return false;
-  }
-  list.children[key] = child;
-  return true;
-}
-
-// What is set up for a child as soon as it runs, on whichever thread launched it: how it is
-// signalled, the exit clock's watch on its pidfd, and its place on the killOnExit list.
-struct Tracking {
-  ChildRef ref;
-  uint64_t exitKey = 0;
-  bool onKillList = false;
-};
-Tracking Track(const void *key, const Launched &child, bool group, bool killOnExit) {
-  Tracking t;
-  t.ref = SignalTarget(child, group);
-  t.exitKey = WatchExit(child.pidfd);
-  if (killOnExit) t.onKillList = JoinKillList(key, t.ref);
-  return t;
+  list.mutex.unlock();
 }
 
 class AsyncChild {
@@ -212,9 +103,7 @@ class AsyncChild {
         SettleFailedLaunch(child_, outcome_);
         return Started::Failed;
       }
-    } else if (!LaunchOffLoop() && !LaunchNow()) {
-      // (Off the loop, the thread's result is taken up by a later loop turn: never before this
-      // call has returned and the object is owned by its handles.)
+    } else if (!LaunchNow()) {
       SettleFailedLaunch(child_, outcome_);
       return Started::Failed;
     }
@@ -233,14 +122,12 @@ class AsyncChild {
     // uv timers count from the loop's cached time, which can lag: refresh it so that a deadline
     // is never earlier than `timeout` after the call.
     uv_update_time(loop);
-    // The deadline counts from when the child runs (launched here, or its { path } targets being
-    // opened); a child launching off the loop gets its deadline when it is handed back.
-    if (opts_.timeoutMs > 0 && !launching_) uv_timer_start(&timer_, OnDeadline, Ms(opts_.timeoutMs), 0);
+    if (opts_.timeoutMs > 0) uv_timer_start(&timer_, OnDeadline, Ms(opts_.timeoutMs), 0);
     if (opener) {
       opener_ = std::move(opener);
       Watch(&openPoll_, opener_->fd(), UV_READABLE, OnOpened);
       openPolling_ = true;
-    } else if (!launching_) {
+    } else {
       WatchChild();
     }
     return Started::Running;
@@ -272,12 +159,6 @@ class AsyncChild {
   // given up and the result says so.
   bool Kill(int sig) {
     if (done_ || exited_) return false;
-    if (launching_) {
-      // The launch thread is starting it: the signal goes out once it runs (the strongest asked
-      // for). A launch that fails meanwhile had no child to signal (result.ts: not aborted).
-      if (sig != 0 && (pendingSignal_ == 0 || sig == SIGKILL)) pendingSignal_ = sig;
-      return true;
-    }
     if (opener_) {
       if (sig == 0) return true;
       opener_->GiveUp(child_, ECANCELED);
@@ -332,18 +213,6 @@ class AsyncChild {
 
   // Teardown of the environment (worker exit, process exit): kill, reap, close; no JS.
   void Abandon() {
-    if (launching_) {
-      // The launch thread still has the spec and the child: TakeLaunched kills and reaps it, and
-      // lets the object go, once the thread hands it back.
-      done_ = true;
-      onDone_.Reset();
-      onData_.Reset();
-      onStdin_.Reset();
-      onWritable_.Reset();
-      Detach();
-      CloseAll();  // the timers (nothing of the child is on this side yet)
-      return;
-    }
     LeaveKillList();
     if (!done_) {
       done_ = true;
@@ -379,99 +248,22 @@ class AsyncChild {
 
   // Launches the opened spec; for a measured child, waits for the helper's STARTED report (a
   // fork and a few system calls in a small static program: well under a millisecond).
-  // Launches on this thread (the loop's): startChild, or no launch thread to be had.
   bool LaunchNow() {
     child_ = Launch(spec_);
     CloseOpenedPaths(spec_);
     if (child_.stage == Stage::None && spec_.measure) AwaitHelperStart(child_);
-    if (child_.stage != Stage::None) return false;
-    Tracking t = Track(this, child_, opts_.group, spec_.deathSignal);
-    ref_ = t.ref;
-    exitKey_ = t.exitKey;
-    onKillList_ = t.onKillList;
-    return true;
+    return child_.stage == Stage::None;
   }
 
-  // spawnChild: hands the launch to a launch thread (LaunchOnThread, then TakeLaunched on the
-  // loop). False when it stays here: not asked for, or no thread or wake-up to be had.
-  bool LaunchOffLoop() {
-    if (!opts_.launchOffLoop || !owner_->launchedReady) return false;
-    launching_ = true;
-    handles_++;  // the launch holds the object until TakeLaunched
-    owner_->BeginLaunch();
-    if (QueueLaunch(LaunchOnThread, this)) return true;
-    launching_ = false;
-    handles_--;
-    owner_->EndLaunch();
-    return false;
-  }
-
-  // On a launch thread. Touches only the spec (which the loop leaves alone while launching_) and
-  // launched_, which the loop reads once the child is handed back.
-  static void LaunchOnThread(void *arg) {
-    AsyncChild *self = static_cast<AsyncChild *>(arg);
-    Launched &child = self->launched_.child;
-    bool killable = self->spec_.deathSignal;
-    if (killable && !EnterKillableLaunch()) {
-      // The process is exiting (its atexit handler has run): a killOnExit child is not started.
-      child.usedFork = UsesForkPath(self->spec_);
-      child.stage = Stage::Spawn;
-      child.err = ECANCELED;
-      CloseOpenedPaths(self->spec_);
-    } else {
-      child = Launch(self->spec_);
-      CloseOpenedPaths(self->spec_);
-      if (child.stage == Stage::None && self->spec_.measure) AwaitHelperStart(child);
-      if (child.stage == Stage::None) self->launched_.tracking = Track(self, child, self->opts_.group, killable);
-      if (killable) LeaveKillableLaunch();
-    }
-    self->launched_.runningNs = NowNs();
-    self->owner_->Deliver(self);
-  }
-
- public:
-  // Back on the loop from the launch thread: watch the child, then act on what came meanwhile
-  // (a kill, the deadline); or, abandoned meanwhile (the environment's teardown), end it.
-  void TakeLaunched() {
-    launching_ = false;
-    owner_->EndLaunch();
-    child_ = launched_.child;
-    ref_ = launched_.tracking.ref;
-    exitKey_ = launched_.tracking.exitKey;
-    onKillList_ = launched_.tracking.onKillList;
-    if (done_) {
-      LeaveKillList();
-      if (child_.stage == Stage::None) {
-        SignalChild(ref_, SIGKILL);
-        int status;
-        struct rusage usage;
-        Reap(child_.pid, status, usage);
-      }
-      TakeExitStamp(exitKey_);
-      exitKey_ = 0;
-      for (int *fd : {&child_.pidfd, &child_.targetPidfd, &child_.reportR, &child_.stdinW, &child_.stdoutR, &child_.stderrR}) CloseFd(*fd);
-    } else if (child_.stage != Stage::None) {
-      SettleFailedLaunch(child_, outcome_);
-      Finish();
-    } else {
-      WatchChild();
-      if (opts_.timeoutMs > 0 && !uv_is_active(reinterpret_cast<uv_handle_t *>(&timer_)) && !deadlineDue_) {
-        // Its deadline, counted from when it was running on the launch thread.
-        uv_update_time(loop_);
-        double left = opts_.timeoutMs - (NowNs() - launched_.runningNs) / 1e6;
-        uv_timer_start(&timer_, OnDeadline, Ms(left > 0 ? left : 0), 0);
-      }
-      int sig = pendingSignal_;
-      pendingSignal_ = 0;
-      if (sig != 0) Kill(sig);
-      if (deadlineDue_ && !done_ && !exited_) OnDeadline(&timer_);
-    }
-    Release();
-  }
-
- private:
   void WatchChild() {
+    ref_ = SignalTarget(child_, opts_.group);
+    if (spec_.deathSignal) {
+      std::lock_guard<std::mutex> lock(KillOnExit().mutex);
+      KillOnExit().children[this] = ref_;
+      onKillList_ = true;
+    }
     Watch(&pidPoll_, child_.pidfd, UV_READABLE, OnPidfd);
+    exitKey_ = WatchExit(child_.pidfd);
     if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
     if (child_.stdinW >= 0) {
@@ -505,7 +297,6 @@ class AsyncChild {
     if (self->done_ || !self->opener_) return;
     bool opened = self->opener_->Take(self->spec_, self->child_);
     self->DropOpener();
-    if (opened && self->LaunchOffLoop()) return;
     if (!opened || !self->LaunchNow()) {
       SettleFailedLaunch(self->child_, self->outcome_);
       self->Finish();
@@ -642,10 +433,6 @@ class AsyncChild {
 
   static void OnDeadline(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
-    if (self->launching_) {
-      self->deadlineDue_ = true;  // acted on once the launch thread hands the child back
-      return;
-    }
     if (!self->opener_ && HasExited(self->ref_)) {
       // It exited before its deadline; the loop just got to the timer first (the pidfd's event
       // is in the same turn, or the loop was busy). Reported as what happened first: an exit.
@@ -790,13 +577,11 @@ class AsyncChild {
     }
   }
 
-  static void OnClosed(uv_handle_t *h) { static_cast<AsyncChild *>(h->data)->Release(); }
-
-  // One of the things holding the object (its uv handles, a launch under way) lets go.
-  void Release() {
-    if (--handles_ > 0) return;
-    EnvChildren *owner = owner_;
-    delete this;
+  static void OnClosed(uv_handle_t *h) {
+    AsyncChild *self = static_cast<AsyncChild *>(h->data);
+    if (--self->handles_ > 0) return;
+    EnvChildren *owner = self->owner_;
+    delete self;
     owner->alive--;
     owner->MaybeFinishTeardown();
   }
@@ -832,16 +617,6 @@ class AsyncChild {
   uv_timer_t timer_{};      // the deadline and its escalation
   uv_timer_t killTimer_{};  // kill()'s escalation to SIGKILL
   bool killEscalating_ = false;
-  // Off the loop: launching_ while a launch thread has it; what the thread produced; what the
-  // loop was asked meanwhile.
-  bool launching_ = false;
-  struct {
-    Launched child;
-    Tracking tracking;
-    double runningNs = 0;  // NowNs() once it ran (or failed to)
-  } launched_;
-  int pendingSignal_ = 0;
-  bool deadlineDue_ = false;
   JsCallback onDone_, onData_, onStdin_, onWritable_;
   ChildHandle *handle_ = nullptr;
   napi_ref handleRef_ = nullptr;
@@ -896,8 +671,6 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
     return Napi::Number::New(info.Env(), lastPid);
   }
 };
-
-void TakeLaunched(AsyncChild *child) { child->TakeLaunched(); }
 
 void DetachHandle(ChildHandle *handle) {
   if (handle->child) handle->lastPid = handle->child->pid();
@@ -964,8 +737,6 @@ void InitAsync(Napi::Env env, Napi::Object exports) {
   AddonData *data = new AddonData();
   data->handleClass = Napi::Persistent(ChildHandle::Define(env));
   data->children = new EnvChildren();
-  uv_loop_t *loop = nullptr;
-  if (napi_get_uv_event_loop(env, &loop) == napi_ok && loop) data->children->Init(loop);
   napi_add_async_cleanup_hook(env, TearDown, data->children, nullptr);
   env.SetInstanceData<AddonData>(data);
   exports.Set("spawnAsync", Napi::Function::New(env, SpawnAsync, "spawnAsync"));

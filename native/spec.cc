@@ -190,7 +190,6 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
   wait.forceKillAfterMs = GetNumber(env, o, "forceKillAfterDelay");
   wait.graceMs = GetNumber(env, o, "graceTimeout");
   wait.waitDelayMs = GetNumber(env, o, "waitDelay");
-  wait.launchOffLoop = GetBool(o, "offLoop");
   wait.group = GetBool(o, "group");
   // At most what a Buffer can hold (normalize.ts clamps to buffer.constants.MAX_LENGTH).
   double mb = GetNumber(env, o, "maxBuffer");

@@ -45,7 +45,6 @@ struct WaitOptions {
   double graceMs = 5000;       // reap grace after the kill
   double waitDelayMs = 0;      // after the exit, how long pipes a grandchild holds are read on
   bool group = false;          // signals go to the process group (setsid)
-  bool launchOffLoop = false;  // async: launch on a launch thread (launch-queue.h), not the loop's
   // Bytes for the child's stdin pipe: the addon's own copy, so nothing JavaScript does to the
   // caller's buffer (detaching it, writing to it from another thread) can reach the child.
   std::string input;

@@ -179,8 +179,6 @@ const removeListener = EventTarget.prototype.removeEventListener
 // takes until the result is collected.
 function start(spec: ChildSpec, streams: Streams | null): Started {
   const normalized: NormalizedSpec = normalizeSpec(spec, 'async')
-  // spawnChild launches off the event loop; startChild on it, so that its pid is there when it returns.
-  normalized.native.offLoop = streams === null
   const signal = normalized.signal
   // A stdin pipe with nothing to feed it: startChild's to write.
   if (streams && normalized.native.stdio[0].kind === StdioKind.pipe && normalized.input === null) streams.stdin = new ChildStdin()

@@ -52,10 +52,6 @@ export interface NativeSpec {
   waitDelay: number
   /** Open a pidfd for the child (to poll for its exit or signal it safely). */
   pidfd: boolean
-  /** spawnAsync: launch on one of the addon's launch threads (native/launch-queue.h), so the
-   * event loop is not held while the child waits for a CPU to exec on. spawnChild's choice: its
-   * pid is not needed before the child exits. */
-  offLoop: boolean
 }
 
 export interface NativeChildHandle {

@@ -531,7 +531,6 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
       // The async waiter always watches a pidfd; the sync one needs it to poll for the exit while
       // pipes drain, or to signal safely at a deadline; without either it blocks in wait4.
       pidfd: api === 'async' || timeout > 0 || terminal !== null || piped(stdin) || piped(stdout) || piped(stderr),
-      offLoop: false,
     },
     input,
     killOnExit,

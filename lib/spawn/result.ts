@@ -85,11 +85,6 @@ export function buildResult(n: Float64Array, buffers: NativeBuffers, spec: Norma
     timedOut = false
     aborted = false
   }
-  // A launch that failed started no child for an abort to end: an abort asked for while the
-  // launch was under way (spawnChild launches off the loop) is moot, as it is for one made before
-  // a launch that fails at once. The exception is an open(2) of a { path } target that the abort
-  // itself gave up.
-  if (n[RAW.stage] !== 0 && STAGES[n[RAW.stage]] !== 'open') aborted = false
   const spawnError = spawnErrorOf(n, spec, aborted)
   return {
     pid: n[RAW.pid],

@@ -8,9 +8,8 @@
 //   that throws, registered before the harness's own (or after it), or by an uncaught exception:
 //   no abort, and every child is killed (README: "children still running when this process exits
 //   ... are killed").
-// - the process exiting while spawnChild's launches are under way on the launch threads, children
-//   not yet on any list: none outlives it (the atexit handler waits for the launches, which kill
-//   what they started once they see the process exiting).
+// - the process exiting in the same tick as 16 spawnChild calls, before any result or loop turn:
+//   none of those children outlives it.
 import fs from 'node:fs'
 import t from 'tap'
 import { assertFreshBuild, assertHealthy, eventually, processInfo, runAll, runFixture } from './helpers.js'
@@ -38,7 +37,7 @@ function sleepersWith(needle: string): number[] {
   return out
 }
 
-t.test('the process exits while spawnChild launches are under way on the launch threads', async t => {
+t.test('the process exits in the tick that started its spawnChild children', async t => {
   for (let round = 0; round < 5; round++) {
     const needle = `${4000 + round}.${process.pid}${Date.now() % 100000}`
     t.teardown(() => { for (const pid of sleepersWith(needle)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ } })
