@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { execa, execaSync } from 'execa'
-import { spawnChild, spawnChildSync } from '../../dist/index.js'
+import { spawnChild, spawnChildSync, startChild } from '../../dist/index.js'
 import { median, mean } from '../../dist/bench/statistics.js'
 import { native, rawNumbers } from '../../dist/spawn/native.js'
 import { normalizeSpec } from '../../dist/spawn/normalize.js'
@@ -200,9 +200,32 @@ const TASKS = {
     const SLEEP = ['0.05']
     const th = () => spawnChild({ file: 'sleep', args: SLEEP, ...quiet }).then(r => check(r.exitCode === 0, 'spawnChild'))
     const cp = () => cpExit('sleep', SLEEP, { stdio: 'ignore' }).then(r => check(r.code === 0, 'spawn'))
+    // The floor: the same children, as many in flight, started by another process (xargs) while
+    // this loop has nothing to do. What it sees is what the children's own start-up and exit
+    // cost a loop on this machine's CPUs, whoever starts them.
+    const elsewhere = async count => {
+      const list = path.join(os.tmpdir(), `tileharness-bench-sleeps-${process.pid}`)
+      fs.writeFileSync(list, `${SLEEP[0]}\n`.repeat(count))
+      try {
+        // Started, then held on its stdin until the histogram runs: its own launch is not counted.
+        const xargs = startChild({ file: 'sh', args: ['-c', `read go; exec xargs -P ${params.inFlight} -n 1 sleep < "$0"`, list], stdin: 'pipe', stdout: 'ignore', stderr: 'pipe' })
+        const h = monitorEventLoopDelay({ resolution: RESOLUTION })
+        h.enable()
+        const t0 = process.hrtime.bigint()
+        xargs.stdin.end('go\n')
+        const r = await xargs.result
+        const wallMs = nsSince(t0) / 1e6
+        h.disable()
+        check(r.exitCode === 0, `xargs sleep: ${r.stderr}`)
+        return summary(h, count, wallMs)
+      } finally {
+        fs.rmSync(list, { force: true })
+      }
+    }
     await measure(params.inFlight, th) // warm-up, not kept
     const out = {
       idle: await idle(1000),
+      elsewhere: await elsewhere(params.thCount),
       th: await measure(params.thCount, th),
       cp: await measure(params.cpCount, cp),
     }
