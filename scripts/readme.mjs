@@ -125,7 +125,7 @@ function parts(results) {
     'other rows': [
       '| other rows | result |',
       '| --- | --- |',
-      `| throughput, 1,000 \`/bin/true\` with 32 in flight | ${cell(throughput[1]).value} with \`spawnChild\` (${Number(perSecond).toLocaleString('en-US')}/s), ${cell(throughput[2]).value} with \`child_process.spawn\` |`,
+      `| throughput, 1,000 \`/bin/true\` with 32 in flight | ${cell(throughput[1]).value} with \`spawnChild\` (${Number(perSecond).toLocaleString('en-US')}/s), ${cell(throughput[2]).value} with \`child_process.spawn\`, ${cell(throughput[3]).value} for the C floor (target: tileharness ${throughput[5]}) |`,
       `| capture 1 GiB through a stdout pipe | ${thousands(capture('spawnChildSync'))} (\`spawnChildSync\`), ${thousands(capture('child_process.spawnSync'))} (\`child_process.spawnSync\`), ${thousands(capture('floor'))} (\`head \\| cat > /dev/null\`, which stores nothing) |`,
       `| timeout lateness, 200 \`sleep 10\` with 50 ms deadlines, 100 at once | killed child exited: median ${exited[1]}, p99 ${exited[3]}; result in JS: median ${delivered[1]} (\`child_process\`'s 'exit' event: median ${nodeTimer[1]}); deadlines are never early |`,
       `| ptxas through the harness vs run directly | ${ratio(ptxas[2])} |`,

@@ -2,7 +2,7 @@
  * performance suite (scripts/bench/run.mjs) measures tileharness against. The suite compiles it
  * with cc at run time.
  *
- *   floor [-s] N FILE [ARGS...]
+ *   floor [-s] [-j K] N FILE [ARGS...]
  *
  * Runs FILE N times, one after the other, with posix_spawnp + wait4 (glibc's posix_spawn is
  * clone(CLONE_VM|CLONE_VFORK), the same primitive tileharness uses), stdin, stdout and stderr on
@@ -14,6 +14,10 @@
  * closed, then pidfd_open, poll on the pidfd, wait4, close. The suite reports it beside the plain
  * floor, so that a gap between tileharness and the floor can be told apart: the cost of the
  * harness's system calls, or the cost of making them from inside Node.
+ *
+ * -j K keeps K children running at once instead (a new one started as soon as any is reaped, by
+ * wait4 on any child): the throughput floor, the most starts per second the machine gives with K
+ * in flight. Its per-run figures are then each child's start to its reaping.
  *
  * Prints one JSON line: {"n":N,"totalNs":..,"medianNs":..,"minNs":..,"failures":..}, where a
  * failure is a spawn error or a run that did not exit 0.
@@ -49,8 +53,14 @@ int main(int argc, char **argv) {
   int harness = argc > 1 && strcmp(argv[1], "-s") == 0;
   argv += harness;
   argc -= harness;
-  if (argc < 3 || atol(argv[1]) <= 0) {
-    fprintf(stderr, "usage: floor [-s] N FILE [ARGS...]\n");
+  long inFlight = 1;
+  if (argc > 2 && strcmp(argv[1], "-j") == 0) {
+    inFlight = atol(argv[2]);
+    argv += 2;
+    argc -= 2;
+  }
+  if (argc < 3 || atol(argv[1]) <= 0 || inFlight <= 0) {
+    fprintf(stderr, "usage: floor [-s] [-j K] N FILE [ARGS...]\n");
     return 2;
   }
   long n = atol(argv[1]);
@@ -76,7 +86,42 @@ int main(int argc, char **argv) {
   }
   long failures = 0;
   long long start = now_ns();
-  for (long i = 0; i < n; i++) {
+  if (inFlight > 1) {
+    /* Slot k runs one child at a time: pids[k], started at began[k]. */
+    pid_t *pids = calloc(inFlight, sizeof *pids);
+    long long *began = calloc(inFlight, sizeof *began);
+    if (!pids || !began) return 2;
+    long started = 0, done = 0, running = 0;
+    while (done < n) {
+      while (running < inFlight && started < n) {
+        long k = 0;
+        while (pids[k] != 0) k++;
+        began[k] = now_ns();
+        if (posix_spawnp(&pids[k], argv[2], &actions, &attr, argv + 2, environ) != 0) {
+          pids[k] = 0;
+          failures++;
+          each[done++] = 0;
+        } else {
+          running++;
+        }
+        started++;
+      }
+      if (running == 0) continue;
+      int status;
+      struct rusage usage;
+      pid_t pid = wait4(-1, &status, 0, &usage);
+      if (pid < 0) return 2;
+      for (long k = 0; k < inFlight; k++) {
+        if (pids[k] != pid) continue;
+        pids[k] = 0;
+        each[done++] = now_ns() - began[k];
+        running--;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures++;
+      }
+    }
+    n = done;
+  }
+  for (long i = 0; inFlight == 1 && i < n; i++) {
     long long t0 = now_ns();
     pid_t pid;
     int status;

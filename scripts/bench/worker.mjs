@@ -129,7 +129,8 @@ const TASKS = {
     return { rssBytes: rss, rounds: params.rounds, methods: result }
   },
 
-  // Row 3: `count` runs of /bin/true, `inFlight` at a time; wall time of the whole batch.
+  // Row 3: `count` runs of /bin/true, `inFlight` at a time; wall time of the whole batch. The
+  // floor is the C program keeping as many in flight (floor -j), in its own small process.
   async throughput() {
     const pool = async start => {
       let next = 0
@@ -146,10 +147,16 @@ const TASKS = {
       thAsync: async () => check((await spawnChild({ file: TRUE, ...quiet })).exitCode === 0, 'spawnChild'),
       cpAsync: async () => check((await cpExit(TRUE, [], { stdio: 'ignore' })).code === 0, 'spawn'),
     }
-    const out = { thAsync: [], cpAsync: [] }
+    const floor = () => floorRun(params.count, [TRUE], ['-j', String(params.inFlight)]).totalNs
+    const out = { floor: [], thAsync: [], cpAsync: [] }
     for (const name of Object.keys(methods)) await pool(methods[name]) // warm-up round, not kept
+    floor()
     for (let k = 0; k < params.rounds; k++) {
-      for (const name of k % 2 ? ['cpAsync', 'thAsync'] : ['thAsync', 'cpAsync']) out[name].push(await pool(methods[name]) / 1e6)
+      const order = ['floor', 'thAsync', 'cpAsync']
+      for (let i = 0; i < order.length; i++) {
+        const name = order[(i + k) % order.length]
+        out[name].push((name === 'floor' ? floor() : await pool(methods[name])) / 1e6)
+      }
     }
     return { count: params.count, inFlight: params.inFlight, rounds: params.rounds, wallMs: out }
   },
