@@ -58,17 +58,27 @@
     },
     {
       "target_name": "tileharness-exec",
-      "type": "executable",
-      "sources": [
-        "native/exec-helper.c"
-      ],
-      "cflags": [
-        "-O2",
-        "-Wall",
-        "-Wextra"
-      ],
-      "ldflags": [
-        "-static"
+      "type": "none",
+      "actions": [
+        {
+          "action_name": "build_helper",
+          "message": "building the measuring helper (scripts/build-helper.sh)",
+          "inputs": [
+            "scripts/build-helper.sh",
+            "native/exec-helper.c",
+            "native/exec-search.h",
+            "native/helper-report.h"
+          ],
+          "outputs": [
+            "<(PRODUCT_DIR)/tileharness-exec"
+          ],
+          "action": [
+            "sh",
+            "scripts/build-helper.sh",
+            "<(PRODUCT_DIR)/tileharness-exec",
+            "native/exec-helper.c"
+          ]
+        }
       ]
     }
   ],

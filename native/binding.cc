@@ -11,6 +11,7 @@
 
 #include "addon.h"
 #include "environ.h"
+#include "helper-report.h"
 
 namespace th {
 
@@ -101,6 +102,7 @@ static Napi::Object InitTileharness(Napi::Env env, Napi::Object exports) {
   exports.Set("signals", SignalTable(env));
   exports.Set("layout", Layout(env));
   exports.Set("rlimits", RlimitTable(env));
+  static_assert(CPU_SETSIZE == TH_CPU_SET_BITS, "the measuring helper takes the same CPUs");
   exports.Set("cpuSetSize", Napi::Number::New(env, CPU_SETSIZE));  // cpus: each below it
   exports.Set("envLock", HaveNodeEnvLock());
   return exports;

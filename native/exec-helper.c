@@ -188,7 +188,7 @@ struct target_plan {
   long ngroups;
   const gid_t *groups;
   long ncpus;
-  const cpu_set_t *cpus;
+  const unsigned long *cpus; /* TH_CPU_SET_BITS bits */
   const sigset_t *mask_after;
   /* Written by the target's side on a failure, read by the helper once the clone returns (they
    * share memory): the stage (0: exec itself), the errno and the detail (the rlimit resource). */
@@ -220,13 +220,13 @@ static int target_main(void *arg) {
     err = errno;
   }
   for (int k = 0; stage == 0 && k < plan->nlimits; k++) {
-    if (setrlimit((__rlimit_resource_t)plan->resources[k], &plan->limits[k]) < 0) {
+    if (setrlimit(plan->resources[k], &plan->limits[k]) < 0) {
       stage = STAGE_RLIMIT;
       err = errno;
       plan->detail = plan->resources[k];
     }
   }
-  if (stage == 0 && plan->ncpus > 0 && sched_setaffinity(0, sizeof *plan->cpus, plan->cpus) < 0) {
+  if (stage == 0 && plan->ncpus > 0 && syscall(SYS_sched_setaffinity, 0, TH_CPU_SET_BITS / 8, plan->cpus) < 0) {
     stage = STAGE_AFFINITY;
     err = errno;
   }
@@ -268,8 +268,7 @@ int main(int argc, char **argv) {
   long long pgid = -1, gid = -1, uid = -1, mask = -1, *ids = NULL;
   long ngroups = -1, ncpus = 0;
   gid_t *groups = NULL;
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
+  static unsigned long cpus[TH_CPU_SET_BITS / (8 * sizeof(unsigned long))];
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -291,8 +290,8 @@ int main(int argc, char **argv) {
       for (long k = 0; k < ngroups; k++) groups[k] = (gid_t)ids[k];
       free(ids);
       i++;
-    } else if (strcmp(argv[i], "-c") == 0 && value && (ncpus = parse_ids(value, CPU_SETSIZE - 1, &ids)) > 0) {
-      for (long k = 0; k < ncpus; k++) CPU_SET((int)ids[k], &cpus);
+    } else if (strcmp(argv[i], "-c") == 0 && value && (ncpus = parse_ids(value, TH_CPU_SET_BITS - 1, &ids)) > 0) {
+      for (long k = 0; k < ncpus; k++) cpus[ids[k] / (8 * sizeof *cpus)] |= 1UL << (ids[k] % (8 * sizeof *cpus));
       free(ids);
       i++;
     } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc && nlimits < MAX_LIMITS &&
@@ -324,7 +323,7 @@ int main(int argc, char **argv) {
       .file = file, .argv = target_argv, .helper = getpid(), .want_setsid = want_setsid, .want_terminal = want_terminal,
       .pgid = pgid, .gid = gid, .uid = uid, .mask = mask, .nlimits = nlimits,
       .resources = resources, .limits = limits, .ngroups = ngroups, .groups = groups,
-      .ncpus = ncpus, .cpus = &cpus, .detail = -1};
+      .ncpus = ncpus, .cpus = cpus, .detail = -1};
 
   /* Signals are blocked across the clone: the target unblocks them just before exec, and the
    * forwarders below are installed only once the target's pid is known. */
@@ -374,10 +373,13 @@ int main(int argc, char **argv) {
 
   memset(&r, 0, sizeof r);
   int status = 0;
+  struct rusage usage;
+  memset(&usage, 0, sizeof usage);
   pid_t w;
   do {
-    w = wait4(pid, &status, 0, &r.usage);
+    w = wait4(pid, &status, 0, &usage);
   } while (w < 0 && errno == EINTR);
+  th_report_rusage_from(&r.usage, &usage);
   struct timespec reaped;
   clock_gettime(CLOCK_MONOTONIC, &reaped);
 

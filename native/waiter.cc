@@ -174,7 +174,7 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
     return;
   }
   outcome.rusageSource = RusageSource::Helper;
-  outcome.usage = report.usage;
+  th_report_rusage_to(&outcome.usage, &report.usage);
   if (child.targetPid > 0) child.pid = child.targetPid;
   if (report.kind == TH_REPORT_RAN) {
     outcome.status = report.status;
