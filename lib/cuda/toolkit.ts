@@ -64,6 +64,26 @@ export function findTool(name: CudaTool, env: Env = process.env): ToolLocation |
   return isExecutableFile(candidate) ? { path: resolve(candidate), source: root.source as CudaRootVariable } : null
 }
 
+/** How the compile pipeline finds a tool: findTool, or a batch's memoizedFindTool. */
+export type ToolFinder = (name: CudaTool, env: Env) => ToolLocation | null
+
+/**
+ * A findTool that searches once for each tool, PATH, toolkit variables and working directory,
+ * and then answers from memory: one batch of compiles (compileMany) searches PATH once, not once
+ * per program. It lives as long as the batch; a tool removed meanwhile fails that compile as a
+ * missing tool does (ENOENT at exec).
+ */
+export function memoizedFindTool(find: ToolFinder = findTool): ToolFinder {
+  const found = new Map<string, ToolLocation | null>()
+  return (name, env) => {
+    checkEnv(env)
+    const key = JSON.stringify([name, env.PATH, process.cwd(), ...CUDA_ROOT_VARIABLES.map((v) => env[v])])
+    let location = found.get(key)
+    if (location === undefined) found.set(key, (location = find(name, env)))
+    return location
+  }
+}
+
 /**
  * execvp's search: each PATH entry in order, an empty entry meaning the current directory;
  * the first regular file we may execute wins. Returns an absolute path. A name with a '/' is

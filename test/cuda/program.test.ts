@@ -932,3 +932,33 @@ t.test('the cubin is readable with lib/elf and the object holds what readCubin r
   t.same(readCubin(output.cubin).kernels, output.kernels)
   t.same(output.kernels[0].ctaPerCluster, [2, 1, 1], 'the cluster shape survived')
 })
+
+t.test('compileMany searches PATH once per tool and PATH for its batch, not once per program', async (t) => {
+  const dir = scratchDir(t)
+  const dirs = ['a', 'b'].map((name) => join(dir, name))
+  for (const d of dirs) {
+    mkdirSync(d)
+    fakeTool(d, 'ptxas', 'echo "ptxas fatal: not this time" >&2; exit 1')
+  }
+  const toolkit = await import('../../lib/cuda/toolkit.js')
+  const searched: string[] = []
+  // compile-many.ts's own import of the toolkit is replaced; what it imports beyond that is the
+  // package's (tap's loader keeps the mock to the modules the entry point imports itself).
+  const { compileMany: many } = await t.mockImport<typeof import('../../lib/cuda/program/compile-many.js')>('../../lib/cuda/program/compile-many.js', {
+    '../../lib/cuda/toolkit.js': {
+      ...toolkit,
+      memoizedFindTool: () => toolkit.memoizedFindTool((name, env) => {
+        searched.push(`${name} ${env.PATH}`)
+        return toolkit.findTool(name, env)
+      }),
+    },
+  })
+  const programs = Array.from({ length: 6 }, (_, i) => Program.create({
+    input: MINIMAL_PTX, gpuName: 'sm_100', name: `p${i}`, env: { PATH: dirs[i % 2] },
+  }))
+  const results = await many(programs, { concurrency: 3 })
+  t.same(results.map((r) => r.status), [5, 5, 5, 5, 5, 5], 'each ran its PATH\'s ptxas, which failed')
+  t.match(results[0].error?.diagnostics, /not this time/)
+  t.same(searched.sort(), dirs.map((d) => `ptxas ${d}`), 'one search per PATH for six programs')
+  for (const program of programs) program.release()
+})

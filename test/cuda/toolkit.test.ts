@@ -1,7 +1,8 @@
 import t from 'tap'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { resolveCudaRoot, findTool, searchPath } from '../../lib/cuda/index.js'
+import { memoizedFindTool } from '../../lib/cuda/toolkit.js'
 import { fakeTool, scratchDir, PTXAS, NO_PTXAS } from '../fixtures/cuda/helpers.js'
 
 t.test('resolveCudaRoot: CUDA_ROOT, then CUDA_HOME, then CUDA_PATH, then ptxas on PATH', async (t) => {
@@ -85,4 +86,29 @@ t.test('the child environment is inherited unchanged: discovery never writes to 
   t.doesNotThrow(() => resolveCudaRoot(env))
   t.doesNotThrow(() => findTool('ptxas', env))
   t.same(env, { PATH: '/nonexistent', CUDA_HOME: '/h' })
+})
+
+t.test('memoizedFindTool: one search per tool, PATH, toolkit variables and directory; then memory', async (t) => {
+  const dir = scratchDir(t)
+  const a = join(dir, 'a')
+  const b = join(dir, 'b')
+  for (const d of [a, b]) mkdirSync(d)
+  const inA = fakeTool(a, 'ptxas', 'exit 0')
+  const inB = fakeTool(b, 'ptxas', 'exit 0')
+  const searched: string[] = []
+  const find = memoizedFindTool((name, env) => {
+    searched.push(`${name} ${env.PATH} ${env.CUDA_ROOT ?? '-'}`)
+    return findTool(name, env)
+  })
+  t.same(find('ptxas', { PATH: a }), { path: inA, source: 'PATH' })
+  t.same(find('ptxas', { PATH: a, UNRELATED: 'x' }), { path: inA, source: 'PATH' }, 'other variables do not matter')
+  rmSync(inA)
+  t.same(find('ptxas', { PATH: a }), { path: inA, source: 'PATH' }, 'answered from memory: the batch keeps its answer')
+  t.same(find('ptxas', { PATH: b }), { path: inB, source: 'PATH' }, 'another PATH is searched')
+  t.equal(find('nvdisasm', { PATH: b }), null, 'another tool is searched; not found is remembered too')
+  t.equal(find('nvdisasm', { PATH: b }), null)
+  t.same(find('ptxas', { PATH: a, CUDA_ROOT: b }), null, 'a toolkit variable is part of the question')
+  t.same(searched, ['ptxas ' + a + ' -', 'ptxas ' + b + ' -', 'nvdisasm ' + b + ' -', 'ptxas ' + a + ' ' + b])
+  t.same(memoizedFindTool()('ptxas', { PATH: b }), { path: inB, source: 'PATH' }, 'findTool by default')
+  t.throws(() => find('ptxas', null as unknown as Record<string, string>), { code: 'ERR_INVALID_ARG_TYPE', field: 'env' })
 })

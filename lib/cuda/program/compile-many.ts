@@ -10,6 +10,7 @@ import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireObjec
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
 import { Program, programState } from './handle.js'
 import type { Assembled, ProgramOutput } from './pipeline.js'
+import { memoizedFindTool } from '../toolkit.js'
 import { Semaphore } from './semaphore.js'
 import { symbolClashes } from './symbols.js'
 
@@ -56,6 +57,7 @@ export async function compileMany(programs: readonly (Program | null | undefined
   }))
 
   const slots = new Semaphore(concurrency)
+  const find = memoizedFindTool() // PATH searched once per tool for the batch, not per program
   const assembled = programs.map(() => deferred<void>())
   const turns = programs.map(() => deferred<void>())
   const finished: Array<Promise<ProgramOutput> | ProgramError> = programs.map((program, i) => {
@@ -74,7 +76,7 @@ export async function compileMany(programs: readonly (Program | null | undefined
       try {
         await slots.acquire()
         try {
-          result = await state.assemble(signal)
+          result = await state.assemble(signal, find)
         } finally {
           slots.release()
         }

@@ -24,7 +24,7 @@ import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
 import { runFatbinaryAsync, type FatbinaryInput, type FatbinaryRun } from '../fatbinary.js'
 import { runPtxasAsync, type InputRoute, type PtxasRun } from '../ptxas.js'
 import { TempFileError } from '../temp-file.js'
-import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env } from '../toolkit.js'
+import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env, type ToolFinder } from '../toolkit.js'
 import type { ResolvedConfig } from './config.js'
 import { compileFailed, type ProgramTool } from './errors.js'
 import { Semaphore } from './semaphore.js'
@@ -99,18 +99,20 @@ export type Assembled =
 
 /**
  * The children, for one compile. `signal` kills them (the caller's abort, or release());
- * `callerSignal` is the caller's own, to tell "cancelled before it started" apart.
+ * `callerSignal` is the caller's own, to tell "cancelled before it started" apart; `find` finds
+ * the tools (compileMany's remembers them for its batch).
  */
 export async function assembleProgram(
   config: ResolvedConfig,
   ptx: string,
   signal: AbortSignal,
   callerSignal: AbortSignal | undefined,
+  find: ToolFinder = findTool,
 ): Promise<Assembled> {
   const started = performance.now()
   const diagnostics: Array<[string, ProgramTool]> = []
   try {
-    return await runTools(config, ptx, signal, callerSignal, started, diagnostics)
+    return await runTools(config, ptx, signal, callerSignal, started, diagnostics, find)
   } catch (error) {
     // A temp file that cannot be made (a PTX too big for argv where there is no memfd, the
     // cubin for the dump) fails this compile, status 5 with the cause; it is no caller's mistake.
@@ -125,6 +127,7 @@ async function runTools(
   callerSignal: AbortSignal | undefined,
   started: number,
   diagnostics: Array<[string, ProgramTool]>,
+  find: ToolFinder,
 ): Promise<Assembled> {
   if (config.hostArch === 'arm64ec') {
     throw compileFailed('host architecture arm64ec: tileharness writes objects for x86_64 and aarch64 only (ELF for linux, COFF for windows)')
@@ -137,7 +140,7 @@ async function runTools(
   const env: Env = config.env ?? process.env
 
   // ptxas: the one on PATH, else <CUDA_ROOT>/bin/ptxas; if neither, the harness reports ENOENT.
-  const ptxasPath = config.ptxas ?? findTool('ptxas', env)?.path ?? 'ptxas'
+  const ptxasPath = config.ptxas ?? find('ptxas', env)?.path ?? 'ptxas'
   // What both tool runs share: the caller's environment and temp root, the name for temp files.
   const common = {
     signal,
@@ -181,7 +184,7 @@ async function runTools(
     } catch (error) {
       throw compileFailed((error as Error).message, { tool: 'dump-sass', cause: error })
     }
-    const dump = await dumpWordsAsync(withToolkitNvdisasm(words, env), cubin, { timeout: timeoutLeft(), ...common })
+    const dump = await dumpWordsAsync(withToolkitNvdisasm(words, env, find), cubin, { timeout: timeoutLeft(), ...common })
     if (dump.diagnostics !== '') diagnostics.push([dump.diagnostics, 'dump-sass'])
     if (!dump.ok) {
       const reason = dump.status === 'not-found' && words[0] === 'nvdisasm' ? toolNotFoundHint('nvdisasm', env) : dump.message
@@ -190,7 +193,7 @@ async function runTools(
     sass = dump.sass
     dumpSass = { argv: dump.argv, durationMs: dump.result.durationMs, rusage: dump.result.rusage, diagnostics: dump.diagnostics }
   }
-  const fatbinary = config.fatbin ? await wrapTargets(config, ptx, targets, { ...common, timeout: timeoutLeft() }, env, diagnostics) : null
+  const fatbinary = config.fatbin ? await wrapTargets(config, ptx, targets, { ...common, timeout: timeoutLeft() }, env, diagnostics, find) : null
   return { ok: true, diagnostics, targets, fatbin: fatbinary?.fatbin ?? null, fatbinary: fatbinary?.summary ?? null, sass, dumpSass, ms: performance.now() - started }
 }
 
@@ -241,13 +244,14 @@ async function wrapTargets(
   common: { signal: AbortSignal; timeout: number | undefined; env?: Record<string, string | undefined>; tempRoot?: string },
   env: Env,
   diagnostics: Array<[string, ProgramTool]>,
+  find: ToolFinder,
 ): Promise<{ fatbin: Buffer; summary: NonNullable<ProgramOutput['fatbinary']> }> {
   if (common.signal.aborted) throw compileFailed('the compile was aborted before fatbinary started', { toolStatus: 'aborted' })
   const images: FatbinaryInput[] = targets.map((t) => ({ kind: 'elf', gpuName: t.gpuName, fileName: `${config.name}.${t.gpuName}.cubin`, data: t.cubin }))
   if (config.embedPtx) {
     images.push({ kind: 'ptx', gpuName: /^\s*\.target\s+(sm_[0-9]+[af]?)\b/m.exec(ptx)?.[1] ?? config.gpuName, fileName: `${config.name}.ptx`, data: ptx })
   }
-  const fatbinaryPath = findTool('fatbinary', env)?.path ?? 'fatbinary'
+  const fatbinaryPath = find('fatbinary', env)?.path ?? 'fatbinary'
   let run: FatbinaryRun
   try {
     run = await runFatbinaryAsync(images, {
@@ -320,9 +324,9 @@ export function packageOutput(config: ResolvedConfig, assembled: Assembled, fina
  * The dump command's words, except that a bare `nvdisasm` missing from PATH runs
  * <CUDA_ROOT>/bin/nvdisasm: tileiras keeps the toolkit root in the handle for exactly this.
  */
-function withToolkitNvdisasm(words: string[], env: Env): string[] {
+function withToolkitNvdisasm(words: string[], env: Env, find: ToolFinder): string[] {
   if (words[0] !== 'nvdisasm') return words
-  const location = findTool('nvdisasm', env)
+  const location = find('nvdisasm', env)
   return location === null || location.source === 'PATH' ? words : [location.path, ...words.slice(1)]
 }
 
