@@ -81,6 +81,56 @@ static void forward(int sig) {
   if (target > 0) kill(target, sig);
 }
 
+/* Signal masks and handlers go through the system calls themselves, with the kernel's 64-signal
+ * mask: libcs keep a few real-time signals for their own threads and timers (glibc 32 and 33,
+ * musl 32 to 34), leave them out of sigfillset and refuse handlers for them, and report masks
+ * without them. The helper has no threads or timers, and forwards those signals like the rest. */
+typedef uint64_t th_mask;
+
+static long set_mask(const th_mask *mask, th_mask *old) {
+  return syscall(SYS_rt_sigprocmask, SIG_SETMASK, mask, old, sizeof(th_mask));
+}
+
+#if defined(__x86_64__) || defined(__aarch64__)
+/* The kernel's struct sigaction on these two (both have sa_restorer). */
+struct th_kernel_sigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)(void);
+  th_mask mask;
+};
+#if defined(__x86_64__)
+/* x86-64 returns from a handler through the restorer the handler was installed with. (aarch64's
+ * kernel uses the vDSO's trampoline when none is given.) */
+#define TH_SA_RESTORER 0x04000000UL
+void th_sigreturn(void);
+__asm__(".text\n"
+        ".type th_sigreturn,@function\n"
+        "th_sigreturn:\n"
+        "\tmovq $15, %rax\n" /* SYS_rt_sigreturn */
+        "\tsyscall\n"
+        ".size th_sigreturn,.-th_sigreturn\n");
+#endif
+
+static void install_forwarder(int sig) {
+  struct th_kernel_sigaction sa = {.handler = forward};
+#if defined(__x86_64__)
+  sa.flags = TH_SA_RESTORER;
+  sa.restorer = th_sigreturn;
+#endif
+  syscall(SYS_rt_sigaction, sig, &sa, NULL, sizeof(th_mask));
+}
+#else
+/* Elsewhere libc's sigaction: the signals it keeps for itself are not forwarded. */
+static void install_forwarder(int sig) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = forward;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+}
+#endif
+
 /* The target's side: its exec, by execvp's rules. Returns the errno to report. */
 static int exec_target(const char *file, char **argv) {
   if (strchr(file, '/')) {
@@ -189,7 +239,7 @@ struct target_plan {
   const gid_t *groups;
   long ncpus;
   const unsigned long *cpus; /* TH_CPU_SET_BITS bits */
-  const sigset_t *mask_after;
+  const th_mask *mask_after;
   /* Written by the target's side on a failure, read by the helper once the clone returns (they
    * share memory): the stage (0: exec itself), the errno and the detail (the rlimit resource). */
   int stage, err, detail;
@@ -253,7 +303,7 @@ static int target_main(void *arg) {
     if (getppid() != plan->helper) _exit(127);
   }
   if (stage == 0) {
-    sigprocmask(SIG_SETMASK, plan->mask_after, NULL);
+    set_mask(plan->mask_after, NULL);
     err = exec_target(plan->file, plan->argv);
   }
   plan->stage = stage;
@@ -327,9 +377,8 @@ int main(int argc, char **argv) {
 
   /* Signals are blocked across the clone: the target unblocks them just before exec, and the
    * forwarders below are installed only once the target's pid is known. */
-  sigset_t all, old;
-  sigfillset(&all);
-  sigprocmask(SIG_SETMASK, &all, &old);
+  th_mask all = ~(th_mask)0, old = 0;
+  set_mask(&all, &old);
   plan.mask_after = &old;
 
   /* The target starts as the harness's own fork path starts a child: clone(CLONE_VM|CLONE_VFORK),
@@ -360,16 +409,12 @@ int main(int argc, char **argv) {
   send_report(&r);
   if (!failed) {
     target = pid;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward;
-    sigemptyset(&sa.sa_mask);
-    for (int sig = 1; sig < NSIG; sig++) {
+    for (int sig = 1; sig <= 64; sig++) { /* the kernel's signals, 1 to 64 */
       if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD) continue;
-      sigaction(sig, &sa, NULL);
+      install_forwarder(sig);
     }
   }
-  sigprocmask(SIG_SETMASK, &old, NULL);
+  set_mask(&old, NULL);
 
   memset(&r, 0, sizeof r);
   int status = 0;

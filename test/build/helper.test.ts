@@ -78,22 +78,35 @@ for (const [libc, env, skip] of builds) {
     const addon = process.env.TILEHARNESS_ADDON ? path.resolve(process.env.TILEHARNESS_ADDON) : path.join(path.dirname(helperPath), 'tileharness.node')
     fs.copyFileSync(addon, path.join(dir, path.basename(addon)))
     const got = runNodeScript<Record<string, unknown>>(`
-      const { spawnChildSync, spawnChild } = require(${PACKAGE})
+      const fs = require('node:fs')
+      const { spawnChildSync, spawnChild, startChild } = require(${PACKAGE})
       const m = spec => spawnChildSync({ measure: true, ...spec })
       ;(async () => {
         const exit = m({ file: 'sh', args: ['-c', 'exit 7'] })
         const killed = await spawnChild({ measure: true, file: 'sleep', args: ['10'], timeout: 50, killSignal: 'SIGTERM' })
         const missing = m({ file: 'tileharness-no-such-program' })
         const small = m({ file: '/bin/true' })
+        // Signals sent to the helper itself reach the target, the ones libcs keep for themselves too.
+        const forwarded = []
+        for (const sig of [32, 33, 34, 35, 64, 15]) {
+          const c = startChild({ measure: true, file: 'sleep', args: ['10'], timeout: 20000 })
+          while (c.pid === 0) await new Promise(r => setImmediate(r))
+          const helper = Number(fs.readFileSync('/proc/' + c.pid + '/stat', 'utf8').split(') ')[1].split(' ')[1])
+          process.kill(helper, sig)
+          const r = await c.result
+          forwarded.push([r.signal, r.rusageSource])
+        }
         console.log(JSON.stringify({ exit: exit.exitCode, source: exit.rusageSource, signal: killed.signal, timedOut: killed.timedOut,
           spawnError: missing.spawnError && [missing.spawnError.stage, missing.spawnError.code],
-          trueKiB: small.rusage.maxRSS, parentKiB: Math.round(process.memoryUsage().rss / 1024) }))
+          trueKiB: small.rusage.maxRSS, forwarded, parentKiB: Math.round(process.memoryUsage().rss / 1024) }))
       })()`, { env: { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) } })
     t.equal(got.exit, 7)
     t.equal(got.source, 'helper', 'rusage from the helper')
     t.equal(got.signal, 'SIGTERM')
     t.equal(got.timedOut, true)
     t.same(got.spawnError, ['exec', 'ENOENT'])
+    t.same(got.forwarded, ['SIG32', 'SIG33', 'SIGRTMIN', 'SIGRTMIN+1', 'SIGRTMAX', 'SIGTERM'].map(s => [s, 'helper']),
+      'a signal sent to the helper is forwarded to the target, which dies of it; the helper reports')
     t.ok((got.trueKiB as number) > 0 && (got.trueKiB as number) < (got.parentKiB as number) / 4,
       `/bin/true's maxRSS ${got.trueKiB} KiB is its own, not its ${got.parentKiB} KiB spawner's`)
   })

@@ -212,7 +212,13 @@ export function assertFreshBuild(t: T): void {
   }
   const distTime = newest(path.join(ROOT, 'dist'), /\.js$/)
   t.ok(distTime >= newest(path.join(ROOT, 'lib'), /\.ts$/), 'dist/ is not older than lib/ (else: npm run build:ts; npm test does it)')
-  t.ok(fs.statSync(addon).mtimeMs >= newest(path.join(ROOT, 'native'), /\.(cc|h|c)$/), `${path.relative(ROOT, addon)} is not older than native/ (else: npm run build:gyp)`)
+  t.ok(fs.statSync(addon).mtimeMs >= newest(path.join(ROOT, 'native'), /\.(cc|h)$/), `${path.relative(ROOT, addon)} is not older than native/ (else: npm run build:gyp)`)
+  // The measuring helper is built apart from the addon, from the inputs binding.gyp's action names.
+  const helper = path.join(path.dirname(addon), 'tileharness-exec')
+  const gyp = JSON.parse(fs.readFileSync(path.join(ROOT, 'binding.gyp'), 'utf8'))
+  const inputs: string[] = gyp.targets.find((x: { target_name: string }) => x.target_name === 'tileharness-exec').actions[0].inputs
+  const helperTime = fs.existsSync(helper) ? fs.statSync(helper).mtimeMs : -1
+  t.ok(helperTime >= Math.max(...inputs.map(f => fs.statSync(path.join(ROOT, f)).mtimeMs)), `${path.relative(ROOT, helper)} is not older than ${inputs.join(', ')} (else: npm run build:gyp)`)
 }
 
 /** 'gone', 'zombie' or 'alive'; and whether a live pid still runs `needle` (pid reuse guard). */
