@@ -74,9 +74,9 @@ export function hostObjectLayout(input: HostObjectInput): { sections: SectionSpe
   const rodata = Buffer.alloc(rodataSize)
   rodata.set(cubin, 0)
   const cubinSizeAt = alignUp(cubin.length, CUBIN_ALIGN)
-  rodata.writeBigUInt64LE(BigInt(cubin.length), cubinSizeAt)
+  writeU64(rodata, cubin.length, cubinSizeAt)
   const sassSizeAt = cubinSizeAt + 8
-  if (sassBytes !== undefined) rodata.writeBigUInt64LE(BigInt(sassBytes.length), sassSizeAt)
+  if (sassBytes !== undefined) writeU64(rodata, sassBytes.length, sassSizeAt)
 
   const sections: SectionSpec[] = [
     { name: '.rodata', type: SHT_PROGBITS, flags: SHF_ALLOC, align: CUBIN_ALIGN, data: rodata },
@@ -147,6 +147,24 @@ export interface SymbolSpec {
  * Writes an ELF64 little-endian ET_REL: `sections` become headers 1..n in order, followed by
  * .symtab, .strtab and .shstrtab. Every symbol is a global STT_OBJECT with default visibility.
  */
+/** A section with its header's link, info and entsize: every one the same shape, and each u64 written
+ * without a BigInt, so the writer stays one small, stable piece of optimized code. */
+interface HeaderedSection extends SectionSpec {
+  link: number
+  info: number
+  entsize: number
+}
+
+function headered(s: SectionSpec, link = 0, info = 0, entsize = 0): HeaderedSection {
+  return { name: s.name, type: s.type, flags: s.flags, align: s.align, data: s.data, link, info, entsize }
+}
+
+/** A u64 field from a non-negative safe integer (every size, offset and flag written here). */
+function writeU64(buf: Buffer, value: number, at: number): void {
+  buf.writeUInt32LE(value % 0x1_0000_0000, at)
+  buf.writeUInt32LE(Math.floor(value / 0x1_0000_0000), at + 4)
+}
+
 function writeRelocatable(machine: number, sections: readonly SectionSpec[], symbols: readonly SymbolSpec[]): Buffer {
   const strtab = new StringTable()
   const symtab = Buffer.alloc(ELF64_SYM_SIZE * (symbols.length + 1)) // entry 0: the null symbol
@@ -156,20 +174,20 @@ function writeRelocatable(machine: number, sections: readonly SectionSpec[], sym
     symtab.writeUInt8((STB_GLOBAL << 4) | STT_OBJECT, at + 4)
     symtab.writeUInt8(STV_DEFAULT, at + 5)
     symtab.writeUInt16LE(sym.section, at + 6)
-    symtab.writeBigUInt64LE(BigInt(sym.value), at + 8)
-    symtab.writeBigUInt64LE(BigInt(sym.size), at + 16)
+    writeU64(symtab, sym.value, at + 8)
+    writeU64(symtab, sym.size, at + 16)
   }
   const strtabIndex = sections.length + 2
-  const all: (SectionSpec & { link?: number; info?: number; entsize?: number })[] = [
-    ...sections,
+  const all: HeaderedSection[] = [
+    ...sections.map((s) => headered(s)),
     // sh_info of .symtab: index of the first non-local symbol; every symbol after the null one is global.
-    { name: '.symtab', type: SHT_SYMTAB, flags: 0, align: 8, data: symtab, link: strtabIndex, info: 1, entsize: ELF64_SYM_SIZE },
-    { name: '.strtab', type: SHT_STRTAB, flags: 0, align: 1, data: strtab.bytes() },
+    headered({ name: '.symtab', type: SHT_SYMTAB, flags: 0, align: 8, data: symtab }, strtabIndex, 1, ELF64_SYM_SIZE),
+    headered({ name: '.strtab', type: SHT_STRTAB, flags: 0, align: 1, data: strtab.bytes() }),
   ]
   const shstrtab = new StringTable()
   const nameOffsets = all.map((s) => shstrtab.add(s.name))
   const shstrtabName = shstrtab.add('.shstrtab')
-  all.push({ name: '.shstrtab', type: SHT_STRTAB, flags: 0, align: 1, data: shstrtab.bytes() })
+  all.push(headered({ name: '.shstrtab', type: SHT_STRTAB, flags: 0, align: 1, data: shstrtab.bytes() }))
   nameOffsets.push(shstrtabName)
 
   // Pass 1: place section contents after the ELF header, each at its alignment.
@@ -186,9 +204,9 @@ function writeRelocatable(machine: number, sections: readonly SectionSpec[], sym
   out.writeUInt16LE(ET_REL, 16)
   out.writeUInt16LE(machine, 18)
   out.writeUInt32LE(EV_CURRENT, 20)
-  out.writeBigUInt64LE(0n, 24) // e_entry
-  out.writeBigUInt64LE(0n, 32) // e_phoff: a relocatable has no program headers
-  out.writeBigUInt64LE(BigInt(shoff), 40)
+  writeU64(out, 0, 24) // e_entry
+  writeU64(out, 0, 32) // e_phoff: a relocatable has no program headers
+  writeU64(out, shoff, 40)
   out.writeUInt32LE(0, 48) // e_flags: none defined for x86_64; 0 is the AArch64 default too
   out.writeUInt16LE(ELF64_EHDR_SIZE, 52)
   out.writeUInt16LE(0, 54) // e_phentsize
@@ -201,14 +219,14 @@ function writeRelocatable(machine: number, sections: readonly SectionSpec[], sym
     const at = shoff + ELF64_SHDR_SIZE * (i + 1)
     out.writeUInt32LE(nameOffsets[i] ?? 0, at)
     out.writeUInt32LE(s.type, at + 4)
-    out.writeBigUInt64LE(BigInt(s.flags), at + 8)
-    out.writeBigUInt64LE(0n, at + 16) // sh_addr: assigned by the linker
-    out.writeBigUInt64LE(BigInt(offsets[i] ?? 0), at + 24)
-    out.writeBigUInt64LE(BigInt(s.data.length), at + 32)
-    out.writeUInt32LE(s.link ?? 0, at + 40)
-    out.writeUInt32LE(s.info ?? 0, at + 44)
-    out.writeBigUInt64LE(BigInt(s.align), at + 48)
-    out.writeBigUInt64LE(BigInt(s.entsize ?? 0), at + 56)
+    writeU64(out, s.flags, at + 8)
+    writeU64(out, 0, at + 16) // sh_addr: assigned by the linker
+    writeU64(out, offsets[i] ?? 0, at + 24)
+    writeU64(out, s.data.length, at + 32)
+    out.writeUInt32LE(s.link, at + 40)
+    out.writeUInt32LE(s.info, at + 44)
+    writeU64(out, s.align, at + 48)
+    writeU64(out, s.entsize, at + 56)
   }
   return out
 }
