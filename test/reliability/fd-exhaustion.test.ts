@@ -12,6 +12,8 @@ interface Row {
   shape: string
   free: number
   freeAfter: number
+  /** The process's other fds that were gone or new after the row, as 'gone 12 anon_inode:[eventfd]'. */
+  moved: string[]
   children: number
   pid: number
   exitCode: number | null
@@ -37,17 +39,27 @@ const script = `
     'all ignored': { stdout: 'ignore', stderr: 'ignore' },
     'merged, with a deadline': { stderr: 'stdout', timeout: 5000 },
   }
+  // The fds this process has besides the ones fill() takes, by number and target: what a row
+  // found gone (or new) says whose fd it was if the count of free fds ever moves.
+  const others = () => Object.fromEntries(fs.readdirSync('/proc/self/fd').map(fd => {
+    try { return [fd, fs.readlinkSync('/proc/self/fd/' + fd)] } catch { return [fd, '?'] }
+  }).filter(([, target]) => target !== '/dev/null' && !target.startsWith('/proc/')))
+  const moved = (before, after) => [
+    ...Object.entries(before).filter(([fd, target]) => after[fd] !== target).map(([fd, target]) => 'gone ' + fd + ' ' + target),
+    ...Object.entries(after).filter(([fd, target]) => before[fd] !== target).map(([fd, target]) => 'new ' + fd + ' ' + target),
+  ]
   ;(async () => {
     for (const path of PATHS) await runPath(path, { file: 'true' })  // warm up
     const rows = []
     for (const path of PATHS) for (const [shape, extra] of Object.entries(shapes)) {
       for (let free = 0; free <= 9; free++) {
+        const before = others()
         const held = fill()
         for (let i = 0; i < free; i++) fs.closeSync(held.pop())
         const r = await runPath(path, { file: 'cat', ...extra })
         const after = fill()
         for (const fd of [...held, ...after]) fs.closeSync(fd)
-        rows.push({ path: path.label, shape, free, freeAfter: after.length, children: childPids().length, pid: r.pid, exitCode: r.exitCode,
+        rows.push({ path: path.label, shape, free, freeAfter: after.length, moved: moved(before, others()), children: childPids().length, pid: r.pid, exitCode: r.exitCode,
           signal: r.signal, stage: r.spawnError && r.spawnError.stage, code: r.spawnError && r.spawnError.code, diagnostic: r.diagnostic })
       }
     }
@@ -62,7 +74,7 @@ t.test('EMFILE at every step of a launch: a clean error, nothing leaked', async 
   const stages = new Set<string>()
   for (const r of rows) {
     const label = `${r.path} ${r.shape}, ${r.free} fds free`
-    t.equal(r.freeAfter, r.free, `${label}: as many fds free afterwards`)
+    t.equal(r.freeAfter, r.free, `${label}: as many fds free afterwards${r.moved.length ? ` (${r.moved.join(', ')})` : ''}`)
     t.equal(r.children, 0, `${label}: no child left`)
     if (r.stage === null) {
       t.equal(r.exitCode, 0, `${label}: ran`)
