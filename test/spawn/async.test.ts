@@ -6,8 +6,11 @@ import path from 'node:path'
 import t from 'tap'
 import { finished } from 'node:stream/promises'
 import { Worker } from 'node:worker_threads'
-import { spawnChild, spawnChildSync, startChild, type ChildProcess, type ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, eachPath, eventually, processState, tempDir, type Path } from '../helpers.js'
+import { spawnChild, spawnChildSync, startChild, type ChildProcess, type ChildResult, type ChildSpec } from '../../lib/index.js'
+import { native } from '../../lib/spawn/native.js'
+import { normalizeSpec } from '../../lib/spawn/normalize.js'
+import { buildResult } from '../../lib/spawn/result.js'
+import { LAUNCHERS, MEASURE, REPO_ROOT, eachPath, eventually, processState, tempDir, type Path } from '../helpers.js'
 
 /** Resolves with the first `n` whitespace-separated numbers the child prints on stdout. */
 function readPids(child: ChildProcess, n: number): Promise<number[]> {
@@ -268,4 +271,21 @@ t.test('workers: context-aware addon, two workers at once, teardown kills their 
   t.equal(processState(pid), 'alive')
   await holder.w.terminate()
   t.ok(await eventually(() => processState(pid) === 'gone'), "the terminated worker's child was killed and reaped")
+})
+
+t.test('the async waiter opens the pidfd it watches, whatever the spec asks for', async t => {
+  // A spec normalized for the sync API asks for no pidfd when nothing is piped and there is no
+  // deadline; handed to the addon's async call (the boundary is the addon's, not only
+  // normalize's), the child must still be watched and reaped, not crash the process on a handle
+  // with no fd.
+  for (const launcher of LAUNCHERS) for (const measure of MEASURE) {
+    const spec = normalizeSpec({ file: 'true', stdin: 'ignore', stdout: 'ignore', stderr: 'ignore', launcher, measure })
+    t.equal(spec.native.pidfd, false, 'the sync spec asks for no pidfd')
+    const label = `${launcher}${measure ? ' measured' : ''}`
+    const r = await new Promise<ChildResult>((resolve, reject) => {
+      const outcome = native.spawnAsync(spec.native, null, (numbers, buffers) => resolve(buildResult(numbers, buffers, spec)), null, null, null)
+      if ('numbers' in outcome) reject(new Error(`${label}: the launch failed: ${buildResult(outcome.numbers, outcome.buffers, spec).diagnostic}`))
+    })
+    t.same([r.exitCode, r.spawnError, r.signal], [0, null, null], label)
+  }
 })
