@@ -61,7 +61,9 @@ function readResults(file) {
   const sizes = rowsOf('1. Spawn+wait of `/bin/true`, sync API', /MiB/)
   const [row1, gap] = [sizes.slice(0, 3), sizes.slice(3, 6)]
   const async = rowsOf('2. The same through the async API, and the fork path', /MiB/)
-  const [asyncRows, forkRows] = [async.slice(0, 3), async.slice(3, 6)]
+  // Row 2's tables in order: spawnChild by size, where its gap is, the fork path.
+  const [asyncRows, asyncGap, forkRows] = [async.slice(0, 3), async.slice(3, 6), async.slice(6, 9)]
+  need(forkRows.length === 3 ? forkRows : null, "row 2's three tables of three sizes")
   const find = (heading, label) => need(tableRows(section(heading)).find(r => r[0].includes(label)), `row '${label}' in '${heading}'`)
   const machine = need(/^\*\*Machine:\*\* (\d+) cores \(.*?\), ([\d.]+) GiB RAM, Linux (\d+\.\d+)[^,]*, glibc ([\d.]+), Node v([\d.]+)/m.exec(doc), 'machine line')
   const minutes = need(/ in ([\d.]+) min\./.exec(doc), 'run time')[1]
@@ -72,7 +74,8 @@ function readResults(file) {
   const delayHeading = need(/^## (8\. Event-loop delay .*)$/m.exec(doc), 'row 8 heading')[1]
   // Row 8's verdict line: the target as run.mjs states it, and whether it was met.
   const delayTarget = need(/^Target: tileharness's p99 delay (≤ [\d.]+ ms) .*\*\*(met|MISSED)\*\*$/m.exec(section(delayHeading)), 'row 8 target line')
-  return { row1, gap, asyncRows, forkRows, find, machine, minutes, scale, scaleMachine, accuracy, farmHeading, delayHeading, delayTarget }
+  const asyncSection = section('2. The same through the async API, and the fork path')
+  return { row1, gap, asyncRows, asyncGap, asyncSection, forkRows, find, machine, minutes, scale, scaleMachine, accuracy, farmHeading, delayHeading, delayTarget }
 }
 
 // ---- what each generated part says ----------------------------------------------------------
@@ -154,6 +157,13 @@ function parts(results) {
     'addon call ratios': range(r.gap.map(row => cell(row[2]).ratio)),
     'replayed syscalls ratios': range(r.gap.map(row => cell(row[1]).ratio)),
     'async ratios': range(r.asyncRows.map(row => cell(row[2]).ratio)),
+    'async addon call ratios': range(r.asyncGap.map(row => cell(row[2]).ratio)),
+    'async replayed syscalls ratios': range(r.asyncGap.map(row => cell(row[1]).ratio)),
+    'post-launch work added': (() => {
+      const added = r.asyncGap.map(row => Number(need(/^\+(\d+) µs$/.exec(row[5])?.[1], `added time in '${row[5]}'`))).sort((a, b) => a - b)
+      const work = need(/\(c\) \(b\) \+ (\d+) µs of JS after the launch/.exec(r.asyncSection)?.[1], "row 2's post-launch work column")
+      return `${work} µs of JavaScript run right after each launch adds ${added[0] === added.at(-1) ? added[0] : `${added[0]} to ${added.at(-1)}`} µs`
+    })(),
     'scale machine': r.scaleMachine === null ? '(not measured yet)'
       : `${r.scaleMachine[1]} cores, ${Math.round(Number(r.scaleMachine[2]))} GiB, Node ${r.scaleMachine[3]}${r.scaleMachine[4] === undefined ? '' : `, load average ${r.scaleMachine[4]} from other work`}`,
   }

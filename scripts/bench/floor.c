@@ -2,7 +2,7 @@
  * performance suite (scripts/bench/run.mjs) measures tileharness against. The suite compiles it
  * with cc at run time.
  *
- *   floor [-s] [-j K] N FILE [ARGS...]
+ *   floor [-s | -a] [-j K] N FILE [ARGS...]
  *
  * Runs FILE N times, one after the other, with posix_spawnp + wait4 (glibc's posix_spawn is
  * clone(CLONE_VM|CLONE_VFORK), the same primitive tileharness uses), stdin, stdout and stderr on
@@ -14,6 +14,10 @@
  * closed, then pidfd_open, poll on the pidfd, wait4, close. The suite reports it beside the plain
  * floor, so that a gap between tileharness and the floor can be told apart: the cost of the
  * harness's system calls, or the cost of making them from inside Node.
+ *
+ * -a replays the async waiter's instead (native/async.cc): the same launch, then the pidfd added
+ * to two epoll sets (the event loop's and the exit clock's), epoll_wait on the first, wait4,
+ * close: what the async API asks of the kernel, with nothing done between the launch and the wait.
  *
  * -j K keeps K children running at once instead (a new one started as soon as any is reaped, by
  * wait4 on any child): the throughput floor, the most starts per second the machine gives with K
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -50,7 +55,8 @@ static int by_value(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  int harness = argc > 1 && strcmp(argv[1], "-s") == 0;
+  int async = argc > 1 && strcmp(argv[1], "-a") == 0;
+  int harness = async || (argc > 1 && strcmp(argv[1], "-s") == 0);
   argv += harness;
   argc -= harness;
   long inFlight = 1;
@@ -60,7 +66,7 @@ int main(int argc, char **argv) {
     argc -= 2;
   }
   if (argc < 3 || atol(argv[1]) <= 0 || inFlight <= 0) {
-    fprintf(stderr, "usage: floor [-s] [-j K] N FILE [ARGS...]\n");
+    fprintf(stderr, "usage: floor [-s | -a] [-j K] N FILE [ARGS...]\n");
     return 2;
   }
   long n = atol(argv[1]);
@@ -84,6 +90,8 @@ int main(int argc, char **argv) {
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   }
+  int loop = async ? epoll_create1(EPOLL_CLOEXEC) : -1, clock = async ? epoll_create1(EPOLL_CLOEXEC) : -1;
+  if (async && (loop < 0 || clock < 0)) return 2;
   long failures = 0;
   long long start = now_ns();
   if (inFlight > 1) {
@@ -130,7 +138,11 @@ int main(int argc, char **argv) {
       failures++;
     } else {
       int pidfd = harness ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-      if (pidfd >= 0) {
+      if (pidfd >= 0 && async) {
+        struct epoll_event watch = {.events = EPOLLIN, .data.u64 = 1}, once = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = 1}, ready;
+        if (epoll_ctl(clock, EPOLL_CTL_ADD, pidfd, &once) != 0 || epoll_ctl(loop, EPOLL_CTL_ADD, pidfd, &watch) != 0) return 2;
+        while (epoll_wait(loop, &ready, 1, -1) < 1) {}
+      } else if (pidfd >= 0) {
         struct pollfd ready = {pidfd, POLLIN, 0};
         while (poll(&ready, 1, -1) < 0) {}
       }

@@ -61,6 +61,8 @@ const TARGET_ASYNC = 1.05
 const TARGET_LOOP_P99_MS = 1
 const TARGET_FARM = 1.05
 const TARGET_THROUGHPUT = 1 / 0.95 // wall vs the floor's: at least 95% of its rate
+/** Row 2's diagnostic: µs of JavaScript the worker runs right after a launch. */
+const POST_LAUNCH_US = 100
 const started = performance.now()
 const log = text => process.stderr.write(`bench: ${text}\n`)
 const sections = []
@@ -147,18 +149,20 @@ try {
   if (onlyRows.includes(1) || onlyRows.includes(2)) {
     const bySize = []
     for (const size of CONFIG.sizes) {
-      const result = worker('spawn', { ...CONFIG.spawn, rssBytes: size.bytes, floor }, '1-2')
+      const result = worker('spawn', { ...CONFIG.spawn, rssBytes: size.bytes, floor, postLaunchUs: POST_LAUNCH_US }, '1-2')
       if (result) bySize.push({ size, result })
     }
     for (const b of bySize) {
       const m = b.result.methods
       const r = name => x(pairedRatio(m[name].medianUs, m.floor.medianUs))
       readings.push(`at ${b.size.label}: the harness's system calls replayed in C ${r('floorHarness')} of the floor; ` +
-        `the addon's call from Node ${r('thNative')}; spawnChildSync ${r('thSync')}; spawnChild (async) ${r('thAsync')}`)
+        `the addon's call from Node ${r('thNative')}; spawnChildSync ${r('thSync')}; the async waiter's system calls in C ${r('floorAsync')}; ` +
+        `the addon's async call from Node ${r('thNativeAsync')}; spawnChild (async) ${r('thAsync')}`)
     }
     const rssLabel = ({ size, result }) => `${(result.rssBytes / 1024 ** 2).toFixed(0)} MiB${size.bytes ? '' : ' (no ballast)'}`
     const LABELS = {
       floor: 'floor', floorHarness: 'floor -s', thSync: 'spawnChildSync', thNative: 'native.spawnSync', thSyncFork: 'spawnChildSync fork',
+      floorAsync: 'floor -a', thNativeAsync: 'native.spawnAsync', thNativeAsyncWork: 'native.spawnAsync + JS',
       cpSync: 'spawnSync', execaSync: 'execaSync', thAsync: 'spawnChild', thAsyncFork: 'spawnChild fork', cpAsync: 'spawn', execaAsync: 'execa',
     }
     const batches = bySize.map(b => `${b.size.label}: ` + Object.entries(b.result.methods).map(([k, v]) => `${LABELS[k] ?? k} ${v.batch}`).join(', ')).join('; ')
@@ -191,6 +195,20 @@ try {
             const th = cell(m, 'thAsync')
             return [rssLabel(b), show(cell(m, 'floor')), show(th), show(cell(m, 'cpAsync')), show(cell(m, 'execaAsync')),
               target('2', `spawnChild (async) vs floor at ${b.size.label}`, th.ratio, TARGET_ASYNC)]
+          })) +
+        `\n\nWhere the gap to the floor is, per size, as for row 1: (a) the async waiter's system calls replayed in C (\`floor -a\`: the same launch, ` +
+        `pidfd_open, the pidfd added to two epoll sets, epoll_wait, wait4); (b) the addon's async call alone from Node (\`native.spawnAsync\`, ` +
+        `a bare promise around it, no result object built); spawnChild minus (b) is the JS layer; (c) is (b) with ${POST_LAUNCH_US} µs of JavaScript run right after each launch, while the child runs: ` +
+        `(c) minus (b) is what that work adds to a spawn. An async API returns to the event loop after each launch (the call returns, the ` +
+        `promise is chained, the loop turns into epoll_wait), where a C program waits at once. Where (c) minus (b) comes near ${POST_LAUNCH_US} µs, ` +
+        `the parent's work after a launch was not overlapped with the child although a second CPU was free: the parent, woken when the ` +
+        `child's exec releases it, is placed on the child's CPU (the scheduler's wake-up affinity), and the two take turns.\n\n` +
+        table(['Parent RSS', '(a) async sequence in C', '(b) native.spawnAsync from Node', 'spawnChild', `(c) (b) + ${POST_LAUNCH_US} µs of JS after the launch`, '(c) minus (b)'],
+          bySize.map(b => {
+            const m = b.result.methods
+            const added = median(m.thNativeAsyncWork.medianUs) - median(m.thNativeAsync.medianUs)
+            return [rssLabel(b), show(cell(m, 'floorAsync')), show(cell(m, 'thNativeAsync')), show(cell(m, 'thAsync')), show(cell(m, 'thNativeAsyncWork')),
+              `+${us(added)}`]
           })) +
         `\n\nThe fork path (\`launcher: 'fork'\`: clone(CLONE_VM|CLONE_VFORK) and the contract's child-side sequence) against the posix_spawn path, ` +
         `ratios paired round by round as above:\n\n` +

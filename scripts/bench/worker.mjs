@@ -111,11 +111,23 @@ const TASKS = {
     // from inside a Node process.
     const normalized = normalizeSpec(th)
     const numbers = rawNumbers()
+    // Row 2's diagnostics: the addon's async call alone (a bare promise around it), and the same
+    // with postLaunchUs of JavaScript run right after each launch, while the child runs: how much
+    // of what the parent does then is paid on top of the child's own time.
+    const normalizedAsync = normalizeSpec(th, 'async').native
+    const spin = us => { const end = performance.now() + us / 1000; while (performance.now() < end); }
+    const asyncCall = postLaunchUs => new Promise(resolve => {
+      native.spawnAsync(normalizedAsync, null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null)
+      if (postLaunchUs > 0) spin(postLaunchUs)
+    })
     const methods = {
       floor: { batch: n => { const f = floorRun(n, [TRUE]); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
       floorHarness: { batch: n => { const f = floorRun(n, [TRUE], ['-s']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
       thSync: { each: () => check(spawnChildSync(th).exitCode === 0, 'spawnChildSync') },
       thNative: { each: () => { native.spawnSync(normalized.native, normalized.input, numbers); check(numbers[2] === 0, 'native.spawnSync') } },
+      floorAsync: { batch: n => { const f = floorRun(n, [TRUE], ['-a']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
+      thNativeAsync: { each: () => asyncCall(0) },
+      thNativeAsyncWork: { each: () => asyncCall(params.postLaunchUs) },
       thSyncFork: { each: () => check(spawnChildSync(thFork).exitCode === 0, 'spawnChildSync fork') },
       cpSync: { each: () => check(childProcess.spawnSync(TRUE, [], { stdio: 'ignore' }).status === 0, 'spawnSync') },
       execaSync: { each: () => check(execaSync(TRUE, [], { stdio: 'ignore' }).exitCode === 0, 'execaSync') },
