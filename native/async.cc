@@ -715,12 +715,6 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Value onData = info.Length() > 3 ? info[3] : env.Null();
   Napi::Value onStdin = info.Length() > 4 ? info[4] : env.Null();
   Napi::Value onWritable = info.Length() > 5 ? info[5] : env.Null();
-  // The JS handle is made before the launch: what the parent does between the launch and its
-  // return to the event loop is mostly paid on top of the child's own time (the woken parent
-  // shares the child's CPU: bench/RESULTS.md, row 2), so as little as possible is left for then.
-  // A launch that fails leaves it unused (child stays null) for the GC.
-  Napi::Object handle = data->handleClass.New({});
-  ChildHandle *wrapped = ChildHandle::Unwrap(handle);
   if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], onData, onStdin, onWritable) == AsyncChild::Started::Failed) {
     napi_value result[2];
     if (!child->Result(result)) throw Napi::Error::New(env, "spawnAsync: the result could not be handed over");
@@ -729,6 +723,8 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
     return out;
   }
   AsyncChild *running = child.release();  // owned by its uv handles from here on
+  Napi::Object handle = data->handleClass.New({});
+  ChildHandle *wrapped = ChildHandle::Unwrap(handle);
   wrapped->child = running;
   running->Attach(wrapped, handle);
   out.Set("handle", handle);
