@@ -60,6 +60,14 @@ export async function eventually(pred: () => boolean, ms = 10000): Promise<boole
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
+/** binding.gyp's action that builds the measuring helper (its command, inputs and outputs). */
+export function helperBuildAction(): { action: string[]; inputs: string[]; outputs: string[] } {
+  const gyp = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'binding.gyp'), 'utf8'))
+  const target = gyp.targets.find((x: { target_name: string }) => x.target_name === 'tileharness-exec')
+  if (!target?.actions?.[0]) throw new Error("binding.gyp has no 'tileharness-exec' target with an action")
+  return target.actions[0]
+}
+
 import type { Test } from 'tap'
 import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../lib/index.js'
 

@@ -75,8 +75,7 @@ export type SpawnAsyncOutcome =
   | { handle: NativeChildHandle }
 
 export interface NativeAddon {
-  /** Runs to completion; writes the run's numbers into `numbers` (slots: RAW; decoded by result.ts). */
-  /** Runs to completion; writes the run's numbers into `numbers` (layout.slots, then layout.rusage). */
+  /** Runs to completion; writes the run's numbers into `numbers` (layout.slots, then layout.rusage; decoded by result.ts). */
   spawnSync(spec: NativeSpec, input: ArrayBufferView | null, numbers: Float64Array): NativeBuffers
   spawnAsync(
     spec: NativeSpec, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,

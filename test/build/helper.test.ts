@@ -6,7 +6,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
 import { helperPath } from '../../lib/spawn/native.js'
-import { REPO_ROOT, script, tempDir } from '../helpers.js'
+import { REPO_ROOT, helperBuildAction, script, tempDir } from '../helpers.js'
 import { PACKAGE, nodeChildEnv, runNodeScript } from '../reliability/helpers.js'
 
 const RECIPE = path.join(REPO_ROOT, 'scripts/build-helper.sh')
@@ -25,9 +25,7 @@ function build(dir: string, env: Record<string, string>) {
 }
 
 t.test('binding.gyp and CMakeLists.txt build the helper with the one recipe', async t => {
-  const gyp = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'binding.gyp'), 'utf8'))
-  const target = gyp.targets.find((x: { target_name: string }) => x.target_name === 'tileharness-exec')
-  const action = target.actions[0]
+  const action = helperBuildAction()
   t.same(action.action.slice(0, 2), ['sh', 'scripts/build-helper.sh'])
   t.same(action.outputs, ['<(PRODUCT_DIR)/tileharness-exec'])
   t.ok(action.inputs.includes('native/exec-helper.c') && action.inputs.includes('scripts/build-helper.sh'), 'rebuilt when the source or the recipe changes')

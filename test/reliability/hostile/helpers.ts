@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
-import { eventually } from '../../helpers.js'
+import { eventually, helperBuildAction } from '../../helpers.js'
 
 export { eventually }
 
@@ -215,8 +215,7 @@ export function assertFreshBuild(t: T): void {
   t.ok(fs.statSync(addon).mtimeMs >= newest(path.join(ROOT, 'native'), /\.(cc|h)$/), `${path.relative(ROOT, addon)} is not older than native/ (else: npm run build:gyp)`)
   // The measuring helper is built apart from the addon, from the inputs binding.gyp's action names.
   const helper = path.join(path.dirname(addon), 'tileharness-exec')
-  const gyp = JSON.parse(fs.readFileSync(path.join(ROOT, 'binding.gyp'), 'utf8'))
-  const inputs: string[] = gyp.targets.find((x: { target_name: string }) => x.target_name === 'tileharness-exec').actions[0].inputs
+  const inputs = helperBuildAction().inputs
   const helperTime = fs.existsSync(helper) ? fs.statSync(helper).mtimeMs : -1
   t.ok(helperTime >= Math.max(...inputs.map(f => fs.statSync(path.join(ROOT, f)).mtimeMs)), `${path.relative(ROOT, helper)} is not older than ${inputs.join(', ')} (else: npm run build:gyp)`)
 }
