@@ -87,8 +87,7 @@ class AsyncChild {
                 Napi::Value onWritable) {
     size_t maxBuffer = SIZE_MAX;
     ParseSpec(Napi::Env(env_), spec, input, spec_, opts_, maxBuffer);
-    // This waiter watches the child's pidfd for its exit: it is opened whatever the spec says (a
-    // spec normalized for the sync API may ask for none), or there would be nothing to watch.
+    // This waiter watches the child's pidfd for its exit, always.
     spec_.wantPidfd = true;
     terminal_ = spec_.io[0].kind == StdioKind::Terminal;
     outcome_.out.limit = maxBuffer;

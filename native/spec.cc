@@ -1,6 +1,7 @@
 // A spec normalized by lib/spawn/normalize.ts, converted to the C++ values the launcher and the
 // waiters take. Nothing is decided here: which program runs (the measuring helper or the target),
-// which streams are pipes, whether a pidfd is opened are all in the spec already.
+// which streams are pipes are all in the spec already. (Whether a pidfd is opened is each waiter's
+// own need: sync.cc and async.cc set it.)
 #include <math.h>
 
 #include <cmath>
@@ -149,7 +150,6 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
   spec.reportFd = static_cast<int>(reportFd);
   for (const ExtraFd &e : spec.extraFds)
     if (spec.measure && e.target == spec.reportFd) ThrowType(env, "reportFd must not be an fds target");
-  spec.wantPidfd = GetBool(o, "pidfd");
   spec.setsid = GetBool(o, "setsid");
   spec.deathSignal = GetBool(o, "deathSignal");
   Napi::Value rl = o.Get("rlimits");

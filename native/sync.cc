@@ -42,6 +42,10 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   WaitOptions wait;
   size_t maxBuffer = SIZE_MAX;
   ParseSpec(env, info[0].As<Napi::Object>(), info[1], spec, wait, maxBuffer);
+  // The sync waiter polls a pidfd for the exit while it has pipes to drain (or a terminal) and to
+  // keep a deadline safely; with neither it blocks in wait4 and needs none.
+  spec.wantPidfd = wait.timeoutMs > 0;
+  for (const StdioSpec &io : spec.io) spec.wantPidfd = spec.wantPidfd || io.kind == StdioKind::Pipe || io.kind == StdioKind::Terminal;
 
   double start = NowNs();
   Launched child;

@@ -243,6 +243,20 @@ void DrainAfterExit(Launched &child, const WaitOptions &opts, WaitOutcome &outco
 
 }  // namespace
 
+namespace {
+
+// Every fd the launch left this side holds for the child, whichever way the wait ended.
+void CloseChildFds(Launched &child) {
+  CloseFd(child.stdinW);
+  CloseFd(child.stdoutR);
+  CloseFd(child.stderrR);
+  CloseFd(child.pidfd);
+  CloseFd(child.reportR);
+  CloseFd(child.targetPidfd);
+}
+
+}  // namespace
+
 void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitOutcome &outcome) {
   ChildRef ref = SignalTarget(child, opts.group);
   if (child.stdinW >= 0 && opts.input.empty() && !child.terminal) CloseFd(child.stdinW);
@@ -251,6 +265,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
   if (child.pidfd < 0) {
     // Nothing to drain and no deadline: block in wait4, as the contract's harness does.
     ReapExited(child, outcome);
+    CloseChildFds(child);
     return;
   }
 
@@ -321,12 +336,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
     DrainAfterExit(child, opts, outcome);
     ReapExited(child, outcome);
   }
-  CloseFd(child.stdinW);
-  CloseFd(child.stdoutR);
-  CloseFd(child.stderrR);
-  CloseFd(child.pidfd);
-  CloseFd(child.reportR);
-  CloseFd(child.targetPidfd);
+  CloseChildFds(child);
 }
 
 // ----- the reaper ------------------------------------------------------------------------------

@@ -50,8 +50,6 @@ export interface NativeSpec {
   group: boolean
   /** ms the pipes are read on after the exit, while a grandchild holds them. */
   waitDelay: number
-  /** Open a pidfd for the child (to poll for its exit or signal it safely). */
-  pidfd: boolean
 }
 
 export interface NativeChildHandle {

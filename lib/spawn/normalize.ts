@@ -528,10 +528,6 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
       waitDelay,
       maxBuffer,
       measure,
-      // The sync waiter needs a pidfd to poll for the exit while pipes drain, or to signal safely
-      // at a deadline; without either it blocks in wait4. (The async waiter always watches one:
-      // native/async.cc opens it whatever this says.)
-      pidfd: timeout > 0 || terminal !== null || piped(stdin) || piped(stdout) || piped(stderr),
     },
     input,
     killOnExit,
