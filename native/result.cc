@@ -28,6 +28,7 @@ napi_value TakeBuffer(napi_env env, Capture &c) {
     free(c.Release());
     return out;
   }
+  c.Trim();
   size_t len = c.len;
   char *data = c.Release();
   // len never exceeds buffer.constants.MAX_LENGTH (maxBuffer is clamped to it). Should N-API still

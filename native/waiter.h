@@ -21,8 +21,12 @@ struct Capture {
   size_t limit = SIZE_MAX;  // maxBuffer: bytes past it are read and dropped
   bool truncated = false;
   bool pipeGrown = false;  // the pipe was given a larger buffer (Drain, once the output is large)
+  size_t populated = 0;    // data[0, populated) is known to be backed by memory (Drain's populate-ahead)
   ~Capture();
   char *Release();
+  // Gives back the spare capacity past len (a grown buffer is up to twice its bytes, the last
+  // kPopulateAhead of them already backed by memory) before the bytes are handed over for keeps.
+  void Trim();
 };
 
 enum class DrainResult { Open, Eof };

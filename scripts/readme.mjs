@@ -99,7 +99,8 @@ function parts(results) {
     return sorted[0] === sorted.at(-1) ? ratio(sorted[0]) : `${ratio(sorted[0])} to ${ratio(sorted.at(-1))}`
   }
   const throughput = r.find('3. Throughput: 1000 `/bin/true`, 32 in flight', 'MB')
-  const capture = label => cell(r.find('4. Capture: 1 GiB through a stdout pipe', label)[1]).value
+  const captureRow = label => r.find('4. Capture: 1 GiB through a stdout pipe', label)
+  const capture = label => cell(captureRow(label)[1]).value
   const lateness = label => r.find('5. Timeout accuracy: 200 `sleep 10`, 50 ms timeouts, 100 at once (async API)', label)
   const exited = lateness('tileharness: exited')
   const delivered = lateness('tileharness: result delivered to JS')
@@ -131,7 +132,7 @@ function parts(results) {
       '| other rows | result |',
       '| --- | --- |',
       `| throughput, 1,000 \`/bin/true\` with 32 in flight | ${cell(throughput[1]).value} with \`spawnChild\` (${Number(perSecond).toLocaleString('en-US')}/s), ${cell(throughput[2]).value} with \`child_process.spawn\`, ${cell(throughput[3]).value} for the C floor (target: tileharness ${throughput[5]}) |`,
-      `| capture 1 GiB through a stdout pipe | ${thousands(capture('spawnChildSync'))} (\`spawnChildSync\`), ${thousands(capture('child_process.spawnSync'))} (\`child_process.spawnSync\`), ${thousands(capture('floor'))} (\`head \\| cat > /dev/null\`, which stores nothing) |`,
+      `| capture 1 GiB through a stdout pipe, kept in memory | ${thousands(capture('spawnChildSync'))} (\`spawnChildSync\`; against the floor: ${captureRow('spawnChildSync')[4]}), ${thousands(capture('child_process.spawnSync'))} (\`child_process.spawnSync\`), ${thousands(capture('floor:'))} (the floor, \`head \\| cat > /dev/null\`, which keeps nothing), ${thousands(capture('floor -c'))} (the harness's capture done in C: what keeping the bytes costs the kernel) |`,
       `| timeout lateness, 200 \`sleep 10\` with 50 ms deadlines, 100 at once | killed child exited: median ${exited[1]}, p99 ${exited[3]}; result in JS: median ${delivered[1]} (\`child_process\`'s 'exit' event: median ${nodeTimer[1]}); deadlines are never early |`,
       `| ptxas through the harness vs run directly | ${ratio(ptxas[2])} |`,
       `| fork path vs posix_spawn path at 4 GiB (target ≤ 1.5x) | ${ratio(r.forkRows[2][2])} |`,

@@ -2,7 +2,7 @@
  * performance suite (scripts/bench/run.mjs) measures tileharness against. The suite compiles it
  * with cc at run time.
  *
- *   floor [-s | -a] [-j K] N FILE [ARGS...]
+ *   floor [-s | -a | -c] [-j K] N FILE [ARGS...]
  *
  * Runs FILE N times, one after the other, with posix_spawnp + wait4 (glibc's posix_spawn is
  * clone(CLONE_VM|CLONE_VFORK), the same primitive tileharness uses), stdin, stdout and stderr on
@@ -19,12 +19,20 @@
  * to two epoll sets (the event loop's and the exit clock's), epoll_wait on the first, wait4,
  * close: what the async API asks of the kernel, with nothing done between the launch and the wait.
  *
+ * -c captures instead: FILE's stdout is a pipe, and everything it writes is read into memory the
+ * way the harness's Drain (native/waiter.cc) keeps it: a buffer doubled by realloc, the pipe grown
+ * to 1 MiB once 1 MiB has come, the buffer backed 256 KiB ahead of the reads with
+ * MADV_POPULATE_WRITE; then freed. Against the plain floor of `FILE | cat > /dev/null` it shows
+ * what keeping the bytes costs the kernel (fresh pages, zeroed), apart from anything the addon or
+ * Node adds. It runs one child at a time (no -j).
+ *
  * -j K keeps K children running at once instead (a new one started as soon as any is reaped, by
  * wait4 on any child): the throughput floor, the most starts per second the machine gives with K
  * in flight. Its per-run figures are then each child's start to its reaping.
  *
- * Prints one JSON line: {"n":N,"totalNs":..,"medianNs":..,"minNs":..,"failures":..}, where a
- * failure is a spawn error or a run that did not exit 0.
+ * Prints one JSON line: {"n":N,"totalNs":..,"medianNs":..,"minNs":..,"failures":..,"kept":..}, where a
+ * failure is a spawn error or a run that did not exit 0, and kept is the bytes the last run's
+ * capture read (-c; -1 without it).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -34,7 +42,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -54,19 +64,63 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* -c: reads fd to its end into a buffer grown and backed as Drain does; the bytes read. */
+static long long capture(int fd) {
+  const size_t large = 1 << 20, ahead = 256 << 10;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 0, cap = 0, populated = 0;
+  char *data = NULL;
+  int grown = 0;
+  for (;;) {
+    if (!grown && len >= large) {
+      grown = 1;
+      fcntl(fd, F_SETPIPE_SZ, (int)large);
+    }
+    if (len == cap) {
+      size_t want = cap ? cap * 2 : 4096;
+      char *more = realloc(data, want);
+      if (!more) break;
+      if (more != data) populated = len;
+      data = more;
+      cap = want;
+    }
+    size_t until = len + ahead < cap ? len + ahead : cap;
+    if (grown && (populated <= len || (until > populated && until - populated >= ahead / 2))) {
+      size_t from = ((size_t)data + (populated > len ? populated : len) + page - 1) & ~(page - 1);
+      size_t to = ((size_t)data + until) & ~(page - 1);
+      if (to > from) madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+      populated = until;
+    }
+    size_t room = cap - len;
+    if (grown && populated - len < room) room = populated - len;
+    ssize_t got = read(fd, data + len, room);
+    if (got > 0) {
+      len += (size_t)got;
+    } else if (got == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  free(data);
+  return (long long)len;
+}
+
 int main(int argc, char **argv) {
   int async = argc > 1 && strcmp(argv[1], "-a") == 0;
+  int keep = argc > 1 && strcmp(argv[1], "-c") == 0;
   int harness = async || (argc > 1 && strcmp(argv[1], "-s") == 0);
-  argv += harness;
-  argc -= harness;
+  argv += harness || keep;
+  argc -= harness || keep;
   long inFlight = 1;
   if (argc > 2 && strcmp(argv[1], "-j") == 0) {
     inFlight = atol(argv[2]);
     argv += 2;
     argc -= 2;
   }
-  if (argc < 3 || atol(argv[1]) <= 0 || inFlight <= 0) {
-    fprintf(stderr, "usage: floor [-s | -a] [-j K] N FILE [ARGS...]\n");
+  if (argc < 3 || atol(argv[1]) <= 0 || inFlight <= 0 || (keep && inFlight > 1)) {
+    fprintf(stderr, "usage: floor [-s | -a | -c] [-j K] N FILE [ARGS...]\n");
     return 2;
   }
   long n = atol(argv[1]);
@@ -75,7 +129,13 @@ int main(int argc, char **argv) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  int out[2] = {-1, -1};
+  if (keep) {
+    if (pipe2(out, O_CLOEXEC) != 0) return 2;
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  }
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -93,6 +153,7 @@ int main(int argc, char **argv) {
   int loop = async ? epoll_create1(EPOLL_CLOEXEC) : -1, clock = async ? epoll_create1(EPOLL_CLOEXEC) : -1;
   if (async && (loop < 0 || clock < 0)) return 2;
   long failures = 0;
+  long long kept = -1; /* -c: the bytes the last run wrote */
   long long start = now_ns();
   if (inFlight > 1) {
     /* Slot k runs one child at a time: pids[k], started at began[k]. */
@@ -134,9 +195,24 @@ int main(int argc, char **argv) {
     pid_t pid;
     int status;
     struct rusage usage; /* wait4 as tileharness calls it: the rusage is part of the cost */
+    if (keep) {
+      /* a fresh pipe per run, its write end in the child only */
+      if (i > 0 && pipe2(out, O_CLOEXEC) != 0) return 2;
+      posix_spawn_file_actions_destroy(&actions);
+      posix_spawn_file_actions_init(&actions);
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+      posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    }
     if (posix_spawnp(&pid, argv[2], &actions, &attr, argv + 2, environ) != 0) {
       failures++;
+      if (keep) close(out[0]), close(out[1]);
     } else {
+      if (keep) {
+        close(out[1]);
+        kept = capture(out[0]);
+        close(out[0]);
+      }
       int pidfd = harness ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
       if (pidfd >= 0 && async) {
         struct epoll_event watch = {.events = EPOLLIN, .data.u64 = 1}, once = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = 1}, ready;
@@ -154,6 +230,7 @@ int main(int argc, char **argv) {
   long long total = now_ns() - start;
   qsort(each, n, sizeof *each, by_value);
   long long median = n % 2 ? each[n / 2] : (each[n / 2 - 1] + each[n / 2]) / 2;
-  printf("{\"n\":%ld,\"totalNs\":%lld,\"medianNs\":%lld,\"minNs\":%lld,\"failures\":%ld}\n", n, total, median, each[0], failures);
+  printf("{\"n\":%ld,\"totalNs\":%lld,\"medianNs\":%lld,\"minNs\":%lld,\"failures\":%ld,\"kept\":%lld}\n", n, total, median, each[0],
+         failures, kept);
   return 0;
 }

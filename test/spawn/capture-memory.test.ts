@@ -1,0 +1,68 @@
+// A large capture's memory: the buffer is backed by pages just ahead of the reads (one
+// MADV_POPULATE_WRITE for many pages, not a fault inside read() for each), a small capture is left
+// alone, and whatever the buffer's growth and backing did, the bytes handed back are exactly the
+// child's, cut exactly at maxBuffer. The advice is read from a strace of a child Node process.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChildSync } from '../../lib/index.js'
+import { REPO_ROOT, eachPath, tempDir } from '../helpers.js'
+
+const MB = 1024 * 1024
+const WINDOW = 256 * 1024 // the most native/waiter.cc backs ahead of its reads
+const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'capture.mjs')
+
+const strace = spawnChildSync({ file: 'strace', args: ['-V'], stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+const noStrace = strace.exitCode === 0 ? false : 'strace is not installed (apt-get install strace): the memory advice cannot be read'
+
+/** The MADV_POPULATE_WRITE calls a capture of `bytes` through `api` made, as [address, length]. */
+function populateCalls(t: Tap.Test, api: string, bytes: number): number[][] {
+  const trace = path.join(tempDir(t), 'trace')
+  const r = spawnChildSync({
+    file: 'strace', args: ['-f', '-qq', '-e', 'trace=madvise', '-o', trace, process.execPath, FIXTURE, api, String(bytes)],
+    stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', timeout: 60000,
+  })
+  t.same([r.exitCode, JSON.parse(r.stdout.toString() || '{}')], [0, { exitCode: 0, length: bytes }], `the ${api} capture of ${bytes} bytes under strace`, { stderr: r.stderr.toString() })
+  return fs.readFileSync(trace, 'utf8').split('\n')
+    .map(line => /madvise\((0x[0-9a-f]+), (\d+), (?:MADV_POPULATE_WRITE|0x17 \/\* MADV_\?\?\? \*\/)\) = 0/.exec(line))
+    .filter(m => m !== null)
+    .map(m => [Number.parseInt(m![1], 16), Number(m![2])])
+}
+
+for (const api of ['sync', 'async', 'start']) {
+  t.test(`a large capture is backed just ahead of its reads; a small one is not (${api})`, { skip: noStrace }, async t => {
+    const bytes = 8 * MB + 5
+    const calls = populateCalls(t, api, bytes)
+    const total = calls.reduce((sum, [, len]) => sum + len, 0)
+    t.ok(calls.length > 0, `the buffer was backed with MADV_POPULATE_WRITE (${calls.length} calls)`)
+    // Every read past the first MiB (and the pipe's last 64 KiB before it grew) lands in a backed
+    // window; a call's range is whole pages, so each may leave a page either side to fault in.
+    t.ok(total >= bytes - MB - 64 * 1024 - 2 * 4096 * calls.length, `every read past the first MiB went into backed memory: ${total} bytes backed`)
+    t.ok(total <= bytes, `never the whole buffer (it grows to twice what it holds): ${total} bytes backed for ${bytes} read`)
+    t.same(calls.filter(([, len]) => len > WINDOW), [], `each call backs at most ${WINDOW} bytes: a window kept in the cache, not the whole buffer`)
+    t.same(populateCalls(t, api, MB - 4096), [], 'a capture under 1 MiB faults its pages in as it reads: no advice')
+  })
+}
+
+// bytes(range(251)) repeated: a pattern whose period is prime to every page and pipe size, so a
+// byte read into the wrong place, lost or doubled at a growth, a backing or a trim shows.
+const pattern = (n: number) => {
+  const out = Buffer.allocUnsafe(n)
+  for (let i = 0; i < n; i++) out[i] = i % 251
+  return out
+}
+const writer = (n: number) => ({
+  file: 'python3',
+  args: ['-c', `import sys; sys.stdout.buffer.write((bytes(range(251)) * ${Math.ceil(n / 251)})[:${n}])`],
+})
+
+t.test('a large capture holds exactly the child\'s bytes, whole or cut at maxBuffer', t => eachPath(t, '', async (t, { run }) => {
+  const n = 5 * MB + 7
+  const whole = await run(writer(n))
+  t.same([whole.exitCode, whole.stdout.length, whole.stdoutTruncated], [0, n, false])
+  t.ok(whole.stdout.equals(pattern(n)), 'every byte in its place, past the pipe\'s growth and the backing')
+  const limit = 3 * MB + 123
+  const cut = await run({ ...writer(n), maxBuffer: limit })
+  t.same([cut.exitCode, cut.stdout.length, cut.stdoutTruncated], [0, limit, true])
+  t.ok(cut.stdout.equals(pattern(limit)), 'cut exactly at maxBuffer, the bytes before it intact')
+}))
