@@ -22,6 +22,8 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <vector>
+#include <algorithm>
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -124,13 +126,16 @@ class AsyncChild {
     // uv timers count from the loop's cached time, which can lag: refresh it so that a deadline
     // is never earlier than `timeout` after the call.
     uv_update_time(loop);
-    if (opts_.timeoutMs > 0) uv_timer_start(&timer_, OnDeadline, Ms(opts_.timeoutMs), 0);
+    // A measured child's deadline is armed when its target exists (BeginStart, EndStart); with
+    // { path } targets, the opening counts first, as on the sync path.
+    if (opts_.timeoutMs > 0 && (opener || !spec_.measure)) uv_timer_start(&timer_, OnDeadline, Ms(opts_.timeoutMs), 0);
     if (opener) {
       opener_ = std::move(opener);
       Watch(&openPoll_, opener_->fd(), UV_READABLE, OnOpened);
       openPolling_ = true;
     } else {
       WatchChild();
+      if (spec_.measure) BeginStart();
     }
     return Started::Running;
   }
@@ -153,8 +158,28 @@ class AsyncChild {
     handle_ = handle;
     if (napi_create_reference(env_, object, 1, &handleRef_) != napi_ok) handleRef_ = nullptr;
   }
-  // The child's pid; with measure, the target's (the process running the program).
-  pid_t pid() const { return child_.targetPid > 0 ? child_.targetPid : child_.pid; }
+  // The child's pid; with measure, the target's (the process running the program), 0 until the
+  // helper has reported it (or when it never ran).
+  pid_t pid() const { return spec_.measure ? child_.targetPid : child_.pid; }
+
+  // The handle's pid, asked for from JavaScript: a measured child whose helper has not reported
+  // yet is waited for here, as a sync launch waits (startChild's caller reads child.pid at once;
+  // spawnChild never does, and its loop is not held up). Only a start is taken here: anything
+  // else the report says is left for the loop to settle, which calls into JavaScript.
+  pid_t AwaitPid() {
+    if (starting_ && !stashed_) {
+      int rc = PollReadableUntil(child_.reportR, startDeadlineNs_);
+      if (rc == 1 && ReadHelperReport(child_.reportR, stash_)) {
+        if (stash_.kind == TH_REPORT_STARTED) {
+          EndStart(1, &stash_);
+        } else {
+          stashed_ = true;  // settled from the loop, at once
+          uv_timer_start(&killTimer_, OnHelperSilent, 0, 0);
+        }
+      }
+    }
+    return pid();
+  }
 
   // kill(signal): the signal now, and SIGKILL after forceKillAfterDelay when it is gentler.
   // While the { path } targets are still being opened there is no child yet: the opening is
@@ -167,6 +192,12 @@ class AsyncChild {
       DropOpener();
       SettleFailedLaunch(child_, outcome_);
       Finish();
+      return true;
+    }
+    // A measured child whose target is not reported yet: its signals wait for it (the helper is
+    // not theirs to get), and go in order the moment it is.
+    if (starting_ || stashed_) {
+      if (sig != 0) pendingSignals_.push_back(sig);
       return true;
     }
     // kill() is true only when the signal reaches a child that is still running: one that has
@@ -248,17 +279,80 @@ class AsyncChild {
     uv_poll_start(poll, events, cb);
   }
 
-  // Launches the opened spec; for a measured child, waits for the helper's STARTED report (a
-  // fork and a few system calls in a small static program: well under a millisecond).
+  // Launches the opened spec. A measured child's helper reports its target once the target has
+  // exec'd (BeginStart watches for that on the loop).
   bool LaunchNow() {
     child_ = Launch(spec_);
     CloseOpenedPaths(spec_);
-    if (child_.stage == Stage::None && spec_.measure) AwaitHelperStart(child_);
     return child_.stage == Stage::None;
+  }
+
+  // measure: the helper's STARTED report is watched for on the loop, not waited for here (the
+  // helper's exec, its fork and the target's exec: most of a millisecond the loop would be held
+  // for every measured child). Until it comes, signals wait (Kill), the deadline is not armed,
+  // and pid is 0; the helper's pidfd and the pipes are watched meanwhile as for any child, and
+  // kHelperStartMs bounds the wait as on the sync path.
+  void BeginStart() {
+    starting_ = true;
+    startDeadlineNs_ = NowNs() + kHelperStartMs * 1e6;
+    Watch(&startPoll_, child_.reportR, UV_READABLE, OnHelperReport);
+    startPolling_ = true;
+    uv_update_time(loop_);
+    uv_timer_start(&killTimer_, OnHelperSilent, Ms(kHelperStartMs), 0);  // kill() is not armed yet
+  }
+
+  static void OnHelperReport(uv_poll_t *p, int status, int) {
+    static_cast<AsyncChild *>(p->data)->EndStart(status < 0 ? -1 : 1);
+  }
+  static void OnHelperSilent(uv_timer_t *t) { static_cast<AsyncChild *>(t->data)->EndStart(0); }
+
+  // The helper's first report (`given`, else read now when rc is 1) acted on. True when the
+  // target runs: signals now go to it, the deadline is armed, waiting signals are sent. Else the
+  // launch failed (the helper is reaped, the stage says why) and the result is settled.
+  bool EndStart(int rc, const th_helper_report *given = nullptr) {
+    if (done_) return false;
+    if (!starting_ && !stashed_) return true;
+    starting_ = false;
+    StopStartPoll();
+    uv_timer_stop(&killTimer_);
+    th_helper_report read;
+    const th_helper_report *report = given;
+    if (stashed_) report = &stash_;
+    else if (!report && rc == 1 && ReadHelperReport(child_.reportR, read)) report = &read;
+    stashed_ = false;
+    if (!AdoptHelperStart(child_, rc, report, false)) {
+      SettleFailedLaunch(child_, outcome_);
+      Finish();
+      return false;
+    }
+    ref_ = SignalTarget(child_, opts_.group);
+    if (onKillList_) {
+      std::lock_guard<std::mutex> lock(KillOnExit().mutex);
+      KillOnExit().children[this] = ref_;
+    }
+    if (opts_.timeoutMs > 0 && !exited_) {
+      uv_update_time(loop_);
+      uv_timer_start(&timer_, OnDeadline, Ms(std::max(0.0, opts_.timeoutMs - opensMs_)), 0);
+    }
+    std::vector<int> signals;
+    signals.swap(pendingSignals_);
+    for (int sig : signals) Kill(sig);
+    return true;
+  }
+
+  void StopStartPoll() {
+    if (!startPolling_) return;
+    startPolling_ = false;
+    uv_poll_stop(&startPoll_);
+    uv_close(reinterpret_cast<uv_handle_t *>(&startPoll_), OnClosed);
   }
 
   void WatchChild() {
     ref_ = SignalTarget(child_, opts_.group);
+    // measure, before the target is reported: the helper itself, through its pidfd (not a group:
+    // the target makes that). Killing it kills the target (PR_SET_PDEATHSIG); only teardown and
+    // killOnExit do, while kill() waits for the target (Kill).
+    if (spec_.measure && child_.targetPid == 0) ref_.group = false;
     if (spec_.deathSignal) {
       std::lock_guard<std::mutex> lock(KillOnExit().mutex);
       KillOnExit().children[this] = ref_;
@@ -305,6 +399,12 @@ class AsyncChild {
       return;
     }
     self->WatchChild();
+    if (self->spec_.measure) {
+      // The opening counted against the deadline; the rest of it is armed once the target runs.
+      self->opensMs_ = (NowNs() - self->start_) / 1e6;
+      uv_timer_stop(&self->timer_);
+      self->BeginStart();
+    }
   }
 
   // startChild's writable stdin: the pipe's write end becomes JavaScript's (onStdin(fd) returns
@@ -491,6 +591,8 @@ class AsyncChild {
   // still hold them (the result says so when it cut the output).
   void OnExit() {
     if (done_ || exited_) return;
+    // The helper exited before its report was taken (both came in one loop turn): take it first.
+    if ((starting_ || stashed_) && !EndStart(1)) return;
     exited_ = true;
     // When it exited, not when the loop got round to it (exit-clock.h).
     double now = NowNs(), stamp = TakeExitStamp(exitKey_);
@@ -566,6 +668,7 @@ class AsyncChild {
   void CloseAll() {
     TakeExitStamp(exitKey_);
     exitKey_ = 0;
+    StopStartPoll();  // before its fd goes
     CloseFd(child_.reportR);
     CloseFd(child_.targetPidfd);
     StopAndClose(&pidPoll_, child_.pidfd);
@@ -616,8 +719,16 @@ class AsyncChild {
   bool onKillList_ = false;
   int handles_ = 0;
   uv_poll_t pidPoll_{}, outPoll_{}, errPoll_{}, inPoll_{}, openPoll_{};
+  uv_poll_t startPoll_{};  // measure: the helper's report fd, until STARTED (BeginStart)
+  bool starting_ = false;  // measure: the helper has not reported its target yet
+  bool startPolling_ = false;
+  bool stashed_ = false;   // AwaitPid read a report that was not a start: stash_, for EndStart
+  th_helper_report stash_{};
+  double startDeadlineNs_ = 0;
+  double opensMs_ = 0;     // the { path } opening's share of the deadline
+  std::vector<int> pendingSignals_;  // kill()s made before the target was reported
   uv_timer_t timer_{};      // the deadline and its escalation
-  uv_timer_t killTimer_{};  // kill()'s escalation to SIGKILL
+  uv_timer_t killTimer_{};  // kill()'s escalation to SIGKILL; before it, the helper's start bound
   bool killEscalating_ = false;
   JsCallback onDone_, onData_, onStdin_, onWritable_;
   ChildHandle *handle_ = nullptr;
@@ -669,7 +780,7 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
     return Napi::Boolean::New(info.Env(), resized);
   }
   Napi::Value PidGetter(const Napi::CallbackInfo &info) {
-    if (child) lastPid = child->pid();
+    if (child) lastPid = child->AwaitPid();
     return Napi::Number::New(info.Env(), lastPid);
   }
 };

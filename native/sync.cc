@@ -68,8 +68,8 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
     child = Launch(spec);
     CloseOpenedPaths(spec);
     if (child.stage == Stage::None && spec.measure && AwaitHelperStart(child) && timer) {
-      // The deadline acts on the target from when it exists (as the async path's timer, started
-      // after the launch): the helper's exec and fork are not taken out of the target's time, so a
+      // The deadline acts on the target from when it exists (as the async path's timer, armed
+      // when the helper's report comes: async.cc, EndStart): the helper's exec and fork are not taken out of the target's time, so a
       // measured child that timed out lived at least `timeout`, as its durationMs (the helper's
       // clock of the target) shows. The { path } opens before the launch still count.
       timer->Arm(wait.timeoutMs - opensMs);

@@ -140,18 +140,13 @@ bool PumpInput(int fd, const char *data, size_t len, size_t &offset) {
   return true;
 }
 
-namespace {
-
-// Reads one whole report record; false at EOF, on an error or a record that is not one.
-bool ReadReport(int fd, th_helper_report &report) {
+bool ReadHelperReport(int fd, th_helper_report &report) {
   ssize_t got;
   do {
     got = read(fd, &report, sizeof report);
   } while (got < 0 && errno == EINTR);
   return got == static_cast<ssize_t>(sizeof report) && report.magic == TH_REPORT_MAGIC;
 }
-
-}  // namespace
 
 namespace {
 
@@ -166,10 +161,8 @@ void CloseLaunched(Launched &child) {
 
 }  // namespace
 
-bool AwaitHelperStart(Launched &child) {
-  th_helper_report report;
-  int rc = PollReadableUntil(child.reportR, NowNs() + kHelperStartMs * 1e6);
-  if (rc != 1 || !ReadReport(child.reportR, report)) {
+bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, bool closeFds) {
+  if (!report) {
     // No start: the helper is gone without one, or stuck. It is not left running (its target, if
     // any, dies with it: PR_SET_PDEATHSIG).
     kill(child.pid, SIGKILL);
@@ -179,26 +172,33 @@ bool AwaitHelperStart(Launched &child) {
     child.pid = 0;
     child.stage = Stage::Spawn;
     child.err = rc == 0 ? ETIMEDOUT : EPROTO;
-    CloseLaunched(child);
+    if (closeFds) CloseLaunched(child);
     return false;
   }
-  if (report.kind == TH_REPORT_STARTED) {
-    child.targetPid = report.pid;
-    child.targetPidfd = static_cast<int>(syscall(SYS_pidfd_open, report.pid, 0));
+  if (report->kind == TH_REPORT_STARTED) {
+    child.targetPid = report->pid;
+    child.targetPidfd = static_cast<int>(syscall(SYS_pidfd_open, report->pid, 0));
     // ESRCH: the target has exited and the helper has reaped it already (a quick program, a
     // parent slow to get here); its RAN report follows.
     child.targetGone = child.targetPidfd < 0 && errno == ESRCH;
     return true;
   }
   // The helper could not create the target (FORK_FAILED): as a launch whose fork failed.
-  child.stage = report.kind == TH_REPORT_FORK_FAILED ? Stage::Fork : Stage::Spawn;
-  child.err = report.kind == TH_REPORT_FORK_FAILED ? report.err : EPROTO;
+  child.stage = report->kind == TH_REPORT_FORK_FAILED ? Stage::Fork : Stage::Spawn;
+  child.err = report->kind == TH_REPORT_FORK_FAILED ? report->err : EPROTO;
   int status;
   struct rusage usage;
   Reap(child.pid, status, usage);
   child.pid = 0;
-  CloseLaunched(child);
+  if (closeFds) CloseLaunched(child);
   return false;
+}
+
+bool AwaitHelperStart(Launched &child) {
+  th_helper_report report;
+  int rc = PollReadableUntil(child.reportR, NowNs() + kHelperStartMs * 1e6);
+  bool read = rc == 1 && ReadHelperReport(child.reportR, report);
+  return AdoptHelperStart(child, rc, read ? &report : nullptr, true);
 }
 
 ChildRef SignalTarget(const Launched &child, bool group) {
@@ -209,7 +209,7 @@ ChildRef SignalTarget(const Launched &child, bool group) {
 void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   if (child.reportR < 0) return;
   th_helper_report report;
-  bool have = ReadReport(child.reportR, report);
+  bool have = ReadHelperReport(child.reportR, report);
   CloseFd(child.reportR);
   CloseFd(child.targetPidfd);
   if (!have || report.kind == TH_REPORT_STARTED) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "helper-report.h"
 #include "launcher.h"
 
 namespace th {
@@ -82,14 +83,24 @@ struct NextExpiry {
 };
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 
-// measure: waits for the helper's STARTED report (a fork in a small static program: well under a
-// millisecond, bounded by kHelperStartMs) and opens a pidfd for the target, which every signal goes
+// measure: waits for the helper's STARTED report (the helper's exec, its fork and the target's
+// exec: most of a millisecond, bounded by kHelperStartMs) and opens a pidfd for the target, which every signal goes
 // to from then on. The child's own deadline is not applied here: it acts on the target once it
 // exists, with killSignal and the escalation, exactly as on an unmeasured child. False when there
 // is no target, the helper reaped: child.stage says why (fork: the helper could not fork it;
 // spawn: the helper died without a word, or did not report within the bound).
 constexpr double kHelperStartMs = 10000;
 bool AwaitHelperStart(Launched &child);
+
+// The two halves of AwaitHelperStart, for a wait that does not block (the async waiter watches
+// the report fd on its loop). ReadHelperReport reads one whole report; false at EOF, on an error
+// or a record that is not one. AdoptHelperStart acts on the first report (null: none could be
+// read; rc says why, as PollReadableUntil's: 0 none came in time, else the helper died without
+// one): true when the target runs; else the helper is killed and reaped, child.stage and
+// child.err say why, and with closeFds the launch's fds are closed (the async waiter closes its
+// own, with the handles that watch them).
+bool ReadHelperReport(int fd, th_helper_report &report);
+bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, bool closeFds);
 
 // The ref signals go to: the target when measured, else the child itself.
 ChildRef SignalTarget(const Launched &child, bool group);

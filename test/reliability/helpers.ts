@@ -129,16 +129,36 @@ export function baseline(): { check(t: { same(a: unknown, b: unknown, m: string)
 }
 
 /**
- * The environment of a node child whose measuring helper takes `ms` to start: a copy of the addon
- * (which takes its helper from its own directory) beside a wrapper that sleeps, then execs the
- * real helper. For tests that tell the helper's own time from the target's.
+ * The environment of a node child whose measuring helper runs `prelude` (sh) before it starts: a
+ * copy of the addon (which takes its helper from its own directory) beside a wrapper that runs
+ * it, then execs the real helper.
  */
-export function slowHelperEnv(t: { teardown(fn: () => void): void }, ms: number): Record<string, string> {
+function wrappedHelperEnv(t: { teardown(fn: () => void): void }, prelude: string): Record<string, string> {
   const dir = tempDir(t)
   const addon = process.env.TILEHARNESS_ADDON ? path.resolve(process.env.TILEHARNESS_ADDON) : path.join(path.dirname(helperPath), 'tileharness.node')
   fs.copyFileSync(addon, path.join(dir, path.basename(addon)))
-  // Quoted for sh: the checkout's path may hold spaces (or quotes).
-  const quoted = `'${helperPath.replaceAll("'", "'\\''")}'`
-  script(dir, 'tileharness-exec', `#!/bin/sh\nsleep ${ms / 1000}\nexec ${quoted} "$@"\n`)
+  script(dir, 'tileharness-exec', `#!/bin/sh\n${prelude}\nexec ${shellQuote(helperPath)} "$@"\n`)
   return { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) }
+}
+
+/** Quoted for sh: a checkout's path may hold spaces (or quotes). */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`
+}
+
+/**
+ * The environment of a node child whose measuring helper takes `ms` to start. For tests that tell
+ * the helper's own time from the target's.
+ */
+export function slowHelperEnv(t: { teardown(fn: () => void): void }, ms: number): Record<string, string> {
+  return wrappedHelperEnv(t, `sleep ${ms / 1000}`)
+}
+
+/**
+ * The environment of a node child whose measuring helper starts only once the file `gate` exists
+ * (it looks every 10 ms; the test creates the file when it is ready): for tests of what happens
+ * before a measured child's target is reported, whatever the machine's speed.
+ */
+export function gatedHelperEnv(t: { teardown(fn: () => void): void }, gate: string): Record<string, string> {
+  return wrappedHelperEnv(t, `while [ ! -e ${shellQuote(gate)} ]; do sleep 0.01; done`)
 }
