@@ -196,7 +196,7 @@ class AsyncChild {
     }
     // A measured child whose target is not reported yet: its signals wait for it (the helper is
     // not theirs to get), and go in order the moment it is.
-    if (starting_ || stashed_) {
+    if (starting_) {
       if (sig != 0) pendingSignals_.push_back(sig);
       return true;
     }
@@ -311,7 +311,7 @@ class AsyncChild {
   // launch failed (the helper is reaped, the stage says why) and the result is settled.
   bool EndStart(int rc, const th_helper_report *given = nullptr) {
     if (done_) return false;
-    if (!starting_ && !stashed_) return true;
+    if (!starting_) return true;
     starting_ = false;
     StopStartPoll();
     uv_timer_stop(&killTimer_);
@@ -348,11 +348,9 @@ class AsyncChild {
   }
 
   void WatchChild() {
+    // measure, before the target is reported: the helper (SignalTarget), which only teardown and
+    // killOnExit signal; kill() waits for the target (Kill).
     ref_ = SignalTarget(child_, opts_.group);
-    // measure, before the target is reported: the helper itself, through its pidfd (not a group:
-    // the target makes that). Killing it kills the target (PR_SET_PDEATHSIG); only teardown and
-    // killOnExit do, while kill() waits for the target (Kill).
-    if (spec_.measure && child_.targetPid == 0) ref_.group = false;
     if (spec_.deathSignal) {
       std::lock_guard<std::mutex> lock(KillOnExit().mutex);
       KillOnExit().children[this] = ref_;
@@ -592,7 +590,7 @@ class AsyncChild {
   void OnExit() {
     if (done_ || exited_) return;
     // The helper exited before its report was taken (both came in one loop turn): take it first.
-    if ((starting_ || stashed_) && !EndStart(1)) return;
+    if (starting_ && !EndStart(1)) return;
     exited_ = true;
     // When it exited, not when the loop got round to it (exit-clock.h).
     double now = NowNs(), stamp = TakeExitStamp(exitKey_);
@@ -722,7 +720,7 @@ class AsyncChild {
   uv_poll_t startPoll_{};  // measure: the helper's report fd, until STARTED (BeginStart)
   bool starting_ = false;  // measure: the helper has not reported its target yet
   bool startPolling_ = false;
-  bool stashed_ = false;   // AwaitPid read a report that was not a start: stash_, for EndStart
+  bool stashed_ = false;   // (while starting_) AwaitPid read a report that was not a start: stash_
   th_helper_report stash_{};
   double startDeadlineNs_ = 0;
   double opensMs_ = 0;     // the { path } opening's share of the deadline

@@ -72,7 +72,7 @@ static void PopulateAhead(Capture &into) {
   // (the first time, or after a realloc that moved the buffer), so a read always has room.
   size_t want = std::min(into.cap, into.len + kPopulateAhead);
   if (into.populated > into.len && (into.populated >= want || want - into.populated < kPopulateAhead / 2)) return;
-  uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   uintptr_t base = reinterpret_cast<uintptr_t>(into.data);
   uintptr_t from = (base + std::max(into.populated, into.len) + page - 1) & ~(page - 1);
   uintptr_t to = (base + want) & ~(page - 1);
@@ -203,7 +203,9 @@ bool AwaitHelperStart(Launched &child) {
 
 ChildRef SignalTarget(const Launched &child, bool group) {
   if (child.targetPid > 0) return ChildRef{child.targetPid, child.targetPidfd, group, child.targetGone};
-  return ChildRef{child.pid, child.pidfd, group};
+  // A measured child whose target is not reported yet: the helper itself, never as a group (the
+  // target makes that). Killing it kills the target too (PR_SET_PDEATHSIG).
+  return ChildRef{child.pid, child.pidfd, group && child.reportR < 0};
 }
 
 void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {

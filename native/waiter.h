@@ -102,7 +102,8 @@ bool AwaitHelperStart(Launched &child);
 bool ReadHelperReport(int fd, th_helper_report &report);
 bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, bool closeFds);
 
-// The ref signals go to: the target when measured, else the child itself.
+// The ref signals go to: the target when measured, else the child itself; a measured child's
+// helper, not as a group, until its target is reported (the async waiter's start).
 ChildRef SignalTarget(const Launched &child, bool group);
 
 // measure: replaces the helper's own status and rusage with the target's, from the helper's

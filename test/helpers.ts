@@ -27,13 +27,24 @@ export function openFds(): string[] {
   return fs.readdirSync('/proc/self/fd').sort((a, b) => Number(a) - Number(b))
 }
 
-/** Pids of this process's children (every thread's), from /proc. */
+/** Pids of this process's children (every thread's), from /proc. Self-contained: tests also hand its source to child scripts. */
 export function childPids(): number[] {
   const out: number[] = []
   for (const task of fs.readdirSync('/proc/self/task')) {
-    const text = fs.readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim()
+    let text = ''
+    try { text = fs.readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim() } catch { continue } // the thread is gone
     if (text) out.push(...text.split(/\s+/).map(Number))
   }
+  return out
+}
+
+/**
+ * n bytes of bytes(range(251)) repeated, for captures checked byte by byte: the period is prime to
+ * every page, window and pipe size, so a byte lost, doubled or put in the wrong place shows.
+ */
+export function pattern251(n: number): Buffer {
+  const out = Buffer.allocUnsafe(n)
+  for (let i = 0; i < n; i++) out[i] = i % 251
   return out
 }
 

@@ -7,16 +7,13 @@ import path from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
 import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { childPids, eventually, openFds, tempDir } from '../helpers.js'
+import { childPids, eventually, openFds, pattern251, tempDir } from '../helpers.js'
 import { fuzz } from './budget.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
 const MAX = 6 * MiB
 
-// bytes(range(251)) repeated: its period is prime to every page, window and pipe size.
-const pattern = Buffer.alloc(MAX)
-for (let i = 0; i < MAX; i++) pattern[i] = i % 251
 
 const near = (points: number[]) => fc.tuple(fc.constantFrom(...points), fc.integer({ min: -4097, max: 4097 }))
   .map(([p, d]) => Math.min(MAX, Math.max(0, p + d)))
@@ -36,7 +33,7 @@ const run = (api: string, spec: ChildSpec): Promise<ChildResult> => {
 t.test('a capture of any size holds exactly the child\'s bytes, cut exactly at maxBuffer', async t => {
   const dir = tempDir(t)
   const file = path.join(dir, 'pattern')
-  fs.writeFileSync(file, pattern)
+  fs.writeFileSync(file, pattern251(MAX))
   const fdsBefore = openFds()
   await fuzz(t, 'capture', fc.asyncProperty(
     size, fc.option(size, { nil: undefined }), fc.constantFrom('sync', 'async', 'start'),

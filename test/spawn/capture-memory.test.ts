@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
-import { REPO_ROOT, eachPath, tempDir } from '../helpers.js'
+import { REPO_ROOT, eachPath, pattern251, tempDir } from '../helpers.js'
 
 const MB = 1024 * 1024
 const WINDOW = 256 * 1024 // the most native/waiter.cc backs ahead of its reads
@@ -44,13 +44,7 @@ for (const api of ['sync', 'async', 'start']) {
   })
 }
 
-// bytes(range(251)) repeated: a pattern whose period is prime to every page and pipe size, so a
-// byte read into the wrong place, lost or doubled at a growth, a backing or a trim shows.
-const pattern = (n: number) => {
-  const out = Buffer.allocUnsafe(n)
-  for (let i = 0; i < n; i++) out[i] = i % 251
-  return out
-}
+// The child writes pattern251(n).
 const writer = (n: number) => ({
   file: 'python3',
   args: ['-c', `import sys; sys.stdout.buffer.write((bytes(range(251)) * ${Math.ceil(n / 251)})[:${n}])`],
@@ -60,9 +54,9 @@ t.test('a large capture holds exactly the child\'s bytes, whole or cut at maxBuf
   const n = 5 * MB + 7
   const whole = await run(writer(n))
   t.same([whole.exitCode, whole.stdout.length, whole.stdoutTruncated], [0, n, false])
-  t.ok(whole.stdout.equals(pattern(n)), 'every byte in its place, past the pipe\'s growth and the backing')
+  t.ok(whole.stdout.equals(pattern251(n)), 'every byte in its place, past the pipe\'s growth and the backing')
   const limit = 3 * MB + 123
   const cut = await run({ ...writer(n), maxBuffer: limit })
   t.same([cut.exitCode, cut.stdout.length, cut.stdoutTruncated], [0, limit, true])
-  t.ok(cut.stdout.equals(pattern(limit)), 'cut exactly at maxBuffer, the bytes before it intact')
+  t.ok(cut.stdout.equals(pattern251(limit)), 'cut exactly at maxBuffer, the bytes before it intact')
 }))

@@ -5,7 +5,7 @@
 // deadline, its pid) is kept for the target, not lost or sent to the helper.
 import path from 'node:path'
 import t from 'tap'
-import { tempDir } from '../helpers.js'
+import { childPids, tempDir } from '../helpers.js'
 import { PACKAGE, gatedHelperEnv, runNodeScript } from '../reliability/helpers.js'
 
 interface Rows {
@@ -65,9 +65,7 @@ t.test('a measured async child: the loop runs while its helper starts, and what 
       shut()
 
       // The helper killed before it reported (this process's only child is the gated helper).
-      const kids = () => fs.readdirSync('/proc/self/task').flatMap(task => {
-        try { return fs.readFileSync('/proc/self/task/' + task + '/children', 'utf8').trim().split(/\s+/).filter(Boolean).map(Number) } catch { return [] }
-      })
+      const kids = ${childPids}
       const h = spawnChild({ file: '/bin/true', measure: true })
       setImmediate(() => { for (const pid of kids()) process.kill(pid, 'SIGKILL') })
       const hr = await h
@@ -100,9 +98,7 @@ t.test('a worker that exits while its measured child\'s helper is starting leave
   const left = runNodeScript<{ exitCode: number; children: number[] }>(`
     const fs = require('node:fs')
     const { Worker } = require('node:worker_threads')
-    const kids = () => fs.readdirSync('/proc/self/task').flatMap(task => {
-      try { return fs.readFileSync('/proc/self/task/' + task + '/children', 'utf8').trim().split(/\\s+/).filter(Boolean).map(Number) } catch { return [] }
-    })
+    const kids = ${childPids}
     const w = new Worker(\`
       const { spawnChild } = require(${PACKAGE})
       spawnChild({ file: 'sleep', args: ['10'], measure: true })
