@@ -296,7 +296,6 @@ class AsyncChild {
     starting_ = true;
     startDeadlineNs_ = NowNs() + kHelperStartMs * 1e6;
     Watch(&startPoll_, child_.reportR, UV_READABLE, OnHelperReport);
-    startPolling_ = true;
     uv_update_time(loop_);
     uv_timer_start(&killTimer_, OnHelperSilent, Ms(kHelperStartMs), 0);  // kill() is not armed yet
   }
@@ -312,7 +311,6 @@ class AsyncChild {
   bool EndStart(int rc, const th_helper_report *given = nullptr) {
     if (done_) return false;
     if (!starting_) return true;
-    starting_ = false;
     StopStartPoll();
     uv_timer_stop(&killTimer_);
     th_helper_report read;
@@ -340,9 +338,10 @@ class AsyncChild {
     return true;
   }
 
+  // The start is over (taken, or the child is being settled): its poll goes.
   void StopStartPoll() {
-    if (!startPolling_) return;
-    startPolling_ = false;
+    if (!starting_) return;
+    starting_ = false;
     uv_poll_stop(&startPoll_);
     uv_close(reinterpret_cast<uv_handle_t *>(&startPoll_), OnClosed);
   }
@@ -718,8 +717,7 @@ class AsyncChild {
   int handles_ = 0;
   uv_poll_t pidPoll_{}, outPoll_{}, errPoll_{}, inPoll_{}, openPoll_{};
   uv_poll_t startPoll_{};  // measure: the helper's report fd, until STARTED (BeginStart)
-  bool starting_ = false;  // measure: the helper has not reported its target yet
-  bool startPolling_ = false;
+  bool starting_ = false;  // measure: the helper has not reported its target yet (startPoll_ open)
   bool stashed_ = false;   // (while starting_) AwaitPid read a report that was not a start: stash_
   th_helper_report stash_{};
   double startDeadlineNs_ = 0;

@@ -6,8 +6,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
-import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { childPids, eventually, openFds, pattern251, tempDir } from '../helpers.js'
+import type { ChildSpec } from '../../lib/index.js'
+import { APIS, childPids, eventually, openFds, pattern251, tempDir } from '../helpers.js'
 import { fuzz } from './budget.js'
 
 const KiB = 1024
@@ -22,26 +22,18 @@ const size = fc.oneof(
   fc.integer({ min: 0, max: MAX }),
 )
 
-const run = (api: string, spec: ChildSpec): Promise<ChildResult> => {
-  if (api === 'sync') return Promise.resolve(spawnChildSync(spec))
-  if (api === 'async') return spawnChild(spec)
-  const child = startChild(spec)
-  child.stdout.on('data', () => {})
-  return child.result
-}
-
 t.test('a capture of any size holds exactly the child\'s bytes, cut exactly at maxBuffer', async t => {
   const dir = tempDir(t)
   const file = path.join(dir, 'pattern')
   fs.writeFileSync(file, pattern251(MAX))
   const fdsBefore = openFds()
   await fuzz(t, 'capture', fc.asyncProperty(
-    size, fc.option(size, { nil: undefined }), fc.constantFrom('sync', 'async', 'start'),
+    size, fc.option(size, { nil: undefined }), fc.constantFrom(...APIS),
     fc.constantFrom('posix_spawn' as const, 'fork' as const), fc.boolean(),
-    async (bytes, maxBuffer, api, launcher, measure) => {
+    async (bytes, maxBuffer, [, run], launcher, measure) => {
       const spec: ChildSpec = { file: 'head', args: ['-c', String(bytes), file], stdin: 'ignore', stderr: 'ignore', launcher, measure }
       if (maxBuffer !== undefined) spec.maxBuffer = maxBuffer
-      const r = await run(api, spec)
+      const r = await run(spec)
       const kept = Math.min(bytes, maxBuffer ?? Infinity)
       if (r.exitCode !== 0) throw new Error(`head exited ${r.exitCode} (${r.diagnostic})`)
       if (r.stdout.length !== kept) throw new Error(`${r.stdout.length} bytes kept, expected ${kept}`)
