@@ -213,7 +213,8 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
     } finally {
       streams?.stdout.push(null)
       streams?.stderr.push(null)
-      // The child is gone: nothing reads the pipe any more, and its fd is released.
+      // The child is gone: its fd is released, and writes still queued are told ECANCELED, even
+      // if a grandchild holds the pipe open (it could hold the writes for ever).
       streams?.stdin?.destroy()
       terminal?.gone()
     }
