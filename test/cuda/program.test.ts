@@ -9,6 +9,7 @@
 import t from 'tap'
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import {
   Program, ProgramError, TempFileError, compileMany, runPtxas, searchPath, EMPTY_DUMP_SASS_COMMAND,
   type ProgramConfig, type ProgramErrorCode, type ProgramOutput, type ProgramTool,
@@ -683,6 +684,73 @@ t.test('compileMany: concurrency bounds the children running at once', async (t)
   const results = await pending
   t.same(results.map((r) => r.status), [5, 5, 5, 5, 5])
   t.ok(readFileSync(log, 'utf8').trim().split('\n').every((count) => Number(count) <= 2), 'never more than two at once')
+})
+
+t.test('compileMany: every child takes a slot, several targets and SASS dumps included', skipWithoutPtxas, async (t) => {
+  // The fake ptxas hands back a real cubin.
+  const dir = scratchDir(t)
+  const cubinFile = join(dir, 'k.cubin')
+  writeFileSync(cubinFile, realCubin()!)
+  const log = join(dir, 'log')
+  // Each child notes how many children are running as it starts, and holds its slot for a while.
+  const child = (tool: string, out: string) => [
+    'mkdir "$TH_GATE/running-$$"',
+    `echo "$TH_NAME ${tool} $(ls -d "$TH_GATE"/running-* | wc -l)" >> "$TH_GATE/log"`,
+    'sleep 0.2',
+    'rmdir "$TH_GATE/running-$$"',
+    out,
+  ].join('\n')
+  // ptxas's own cubin for each target, so that the real fatbinary takes them.
+  for (const gpuName of ['sm_90', 'sm_100', 'sm_120']) writeFileSync(join(dir, `${gpuName}.cubin`), runPtxas(kernelPtx('sm_90'), { gpuName }).cubin!)
+  const ptxas = fakeTool(dir, 'ptxas', child('ptxas', 'while [ "$1" != -arch ]; do shift; done; cat "$TH_GATE/$2.cubin"'))
+  const dump = fakeTool(dir, 'dump', child('dump', 'echo sass'))
+  const env = (name: string) => ({ ...process.env, TH_GATE: dir, TH_NAME: name, TH_CUBIN: cubinFile })
+
+  // Two programs of three targets each, two children at once: never more than two ptxas.
+  const wide = [0, 1].map((i) => Program.create({ ...BASE, gpuName: ['sm_90', 'sm_100', 'sm_120'], allowAnyTarget: true, name: `w${i}`, ptxas, env: env(`w${i}`) }))
+  const wideResults = await compileMany(wide, { concurrency: 2 })
+  t.same(wideResults.map((r) => [r.status, r.output?.targets.length, r.error?.reason]), [[0, 3, undefined], [0, 3, undefined]], 'both compiled, three cubins each, wrapped by fatbinary')
+  const lines = readFileSync(log, 'utf8').trim().split('\n')
+  t.equal(lines.length, 6, 'six ptxas ran')
+  t.ok(lines.every((line) => Number(line.split(' ')[2]) <= 2), `never more than two at once (${lines.map((line) => line.split(' ')[2]).join(' ')})`)
+
+  // One at a time, with a SASS dump each: the first program's dump waits its turn behind the second
+  // program's ptxas, which asked for the slot first; the slot is the child's, not the program's.
+  writeFileSync(log, '')
+  const dumped = [0, 1].map((i) => Program.create({ ...BASE, name: `d${i}`, ptxas, dumpSassCommand: dump, env: env(`d${i}`) }))
+  const dumpedResults = await compileMany(dumped, { concurrency: 1 })
+  t.same(dumpedResults.map((r) => [r.status, r.output?.sass]), [[0, 'sass\n'], [0, 'sass\n']], 'both compiled and dumped')
+  t.same(readFileSync(log, 'utf8').trim().split('\n'), ['d0 ptxas 1', 'd1 ptxas 1', 'd0 dump 1', 'd1 dump 1'], 'children in the order they asked, one at a time')
+})
+
+t.test("compileMany: a program's timeout and wallMs are its own, not its wait for others' children", skipWithoutPtxas, async (t) => {
+  // The fake ptxas hands back a real cubin.
+  const dir = scratchDir(t)
+  const cubinFile = join(dir, 'k.cubin')
+  writeFileSync(cubinFile, realCubin()!)
+  // The first program's ptxas holds the only slot until the test lets it go; the second program,
+  // with a 1 s timeout, waits for the slot longer than that.
+  const ptxas = fakeTool(dir, 'ptxas', [
+    'touch "$TH_GATE/started-$TH_NAME"',
+    'while [ -n "$TH_HOLD" ] && [ ! -e "$TH_GATE/go" ]; do sleep 0.02; done',
+    'sleep 0.1', // long enough to meet the 1 ms a wrong clock would leave it
+    'cat "$TH_CUBIN"',
+  ].join('\n'))
+  const programs = [
+    Program.create({ ...BASE, name: 'held', ptxas, env: { ...process.env, TH_GATE: dir, TH_NAME: 'held', TH_CUBIN: cubinFile, TH_HOLD: '1' } }),
+    Program.create({ ...BASE, name: 'waiting', ptxas, timeout: 1000, env: { ...process.env, TH_GATE: dir, TH_NAME: 'waiting', TH_CUBIN: cubinFile } }),
+  ]
+  const started = performance.now()
+  const pending = compileMany(programs, { concurrency: 1 })
+  t.ok(await eventually(() => existsSync(join(dir, 'started-held'))), 'the first ptxas holds the slot')
+  await new Promise((resolve) => setTimeout(resolve, 1300)) // longer than the second program's timeout
+  t.notOk(existsSync(join(dir, 'started-waiting')), 'the second has not started')
+  writeFileSync(join(dir, 'go'), '')
+  const results = await pending
+  const batchMs = performance.now() - started
+  t.same(results.map((r) => r.status), [0, 0], 'the waiting program did not time out')
+  const wallMs = results[1].output?.wallMs ?? Infinity
+  t.ok(wallMs < batchMs - 1300, `its wallMs (${wallMs.toFixed(1)} ms) leaves out the ${batchMs.toFixed(0)} ms batch's wait`)
 })
 
 t.test('compileMany: null and released programs, abort, bad arguments', async (t) => {

@@ -1,8 +1,9 @@
 // compileMany: many programs' compiles, the children in parallel and the rest in input order
 // (docs/toolchain-contract.md, "Cancellation and parallel compiles"). Each program's compile is
 // the handle's own two steps (ProgramState.assemble, then .finalize), queued behind the program's
-// other compiles; compileMany only decides when each step runs: assemble when a slot is free,
-// finalize when every child has ended and the programs before it are finalized. Programs whose
+// other compiles; compileMany only decides when each step runs: every child of the batch when one
+// of `concurrency` slots is free, finalize when every child has ended and the programs before it
+// are finalized. Programs whose
 // objects would define the same symbols (the same name) are refused before anything runs.
 
 import { availableParallelism } from 'node:os'
@@ -15,7 +16,7 @@ import { Semaphore } from './semaphore.js'
 import { symbolClashes } from './symbols.js'
 
 export interface CompileManyOptions {
-  /** Children at once; default os.availableParallelism(). */
+  /** Children at once (every target's ptxas, SASS dump and fatbinary of the batch); default os.availableParallelism(). */
   concurrency?: number
   /** Aborting kills every running child; programs not yet compiled fail with status 5. */
   signal?: AbortSignal
@@ -56,7 +57,10 @@ export async function compileMany(programs: readonly (Program | null | undefined
     return state === null || state.released ? null : state.config
   }))
 
-  const slots = new Semaphore(concurrency)
+  // Every child of the batch (each target's ptxas, the SASS dump, fatbinary) holds one of these
+  // while it runs, and only then: a program's own JavaScript between and after its children runs
+  // beside the next program's children.
+  const children = new Semaphore(concurrency)
   const find = memoizedFindTool() // PATH searched once per tool for the batch, not per program
   const assembled = programs.map(() => deferred<void>())
   const turns = programs.map(() => deferred<void>())
@@ -74,12 +78,7 @@ export async function compileMany(programs: readonly (Program | null | undefined
     return state.enqueue(async () => {
       let result: Assembled
       try {
-        await slots.acquire()
-        try {
-          result = await state.assemble(signal, find)
-        } finally {
-          slots.release()
-        }
+        result = await state.assemble(signal, find, children)
       } finally {
         assembled[i].resolve()
       }

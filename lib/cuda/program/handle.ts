@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks'
 import { requireAbortSignal, requireObject } from '../../errors.js'
 import { resolveConfig, type ProgramConfig, type ResolvedConfig } from './config.js'
 import { ProgramError } from './errors.js'
+import type { Semaphore } from './semaphore.js'
 import { assembleProgram, deliverDiagnostics, packageOutput, type Assembled, type ProgramOutput } from './pipeline.js'
 import type { ToolFinder } from '../toolkit.js'
 
@@ -49,7 +50,7 @@ export class ProgramState {
   }
 
   /** The parallel step: the children, killed by `callerSignal` or release(). Never rejects. */
-  async assemble(callerSignal: AbortSignal | undefined, find?: ToolFinder): Promise<Assembled> {
+  async assemble(callerSignal: AbortSignal | undefined, find?: ToolFinder, slots?: Semaphore): Promise<Assembled> {
     if (this.released) return { ok: false, diagnostics: [], error: new ProgramError('PROGRAM_NULL') }
     this.output = null // a compile is a mutating call: the old output is gone, whatever happens
     const controller = new AbortController()
@@ -57,7 +58,7 @@ export class ProgramState {
     callerSignal?.addEventListener('abort', forward, { once: true })
     this.#running.add(controller)
     try {
-      return await assembleProgram(this.config, this.ptx, controller.signal, callerSignal, find)
+      return await assembleProgram(this.config, this.ptx, controller.signal, callerSignal, find, slots)
     } finally {
       this.#running.delete(controller)
       callerSignal?.removeEventListener('abort', forward)

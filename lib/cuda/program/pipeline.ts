@@ -100,7 +100,9 @@ export type Assembled =
 /**
  * The children, for one compile. `signal` kills them (the caller's abort, or release());
  * `callerSignal` is the caller's own, to tell "cancelled before it started" apart; `find` finds
- * the tools (compileMany's remembers them for its batch).
+ * the tools (compileMany's remembers them for its batch); `slots` bounds the children running at
+ * once, each holding one while it runs (compileMany's is shared by its batch; a lone compile's
+ * lets its targets' ptxas run as many at once as there are cores).
  */
 export async function assembleProgram(
   config: ResolvedConfig,
@@ -108,11 +110,11 @@ export async function assembleProgram(
   signal: AbortSignal,
   callerSignal: AbortSignal | undefined,
   find: ToolFinder = findTool,
+  slots: Semaphore = new Semaphore(Math.max(1, Math.min(config.gpuNames.length, availableParallelism()))),
 ): Promise<Assembled> {
-  const started = performance.now()
   const diagnostics: Array<[string, ProgramTool]> = []
   try {
-    return await runTools(config, ptx, signal, callerSignal, started, diagnostics, find)
+    return await runTools(config, ptx, signal, callerSignal, new OwnClock(slots), diagnostics, find)
   } catch (error) {
     // A temp file that cannot be made (a PTX too big for argv where there is no memfd, the
     // cubin for the dump) fails this compile, status 5 with the cause; it is no caller's mistake.
@@ -125,7 +127,7 @@ async function runTools(
   ptx: string,
   signal: AbortSignal,
   callerSignal: AbortSignal | undefined,
-  started: number,
+  clock: OwnClock,
   diagnostics: Array<[string, ProgramTool]>,
   find: ToolFinder,
 ): Promise<Assembled> {
@@ -135,8 +137,9 @@ async function runTools(
   // A cancelled compile touches nothing (docs/toolchain-contract.md, "Cancellation and parallel compiles").
   if (callerSignal?.aborted) throw compileFailed('the compile was aborted before ptxas started', { toolStatus: 'aborted' })
 
-  const deadline = config.timeout === undefined || config.timeout === 0 ? null : started + config.timeout
-  const timeoutLeft = (): number | undefined => (deadline === null ? config.timeout : Math.max(1, Math.ceil(deadline - performance.now())))
+  // The timeout bounds the compile's own time (OwnClock), not its waits for other compiles' children.
+  const timeoutLeft = (): number | undefined =>
+    (config.timeout === undefined || config.timeout === 0 ? config.timeout : Math.max(1, Math.ceil(config.timeout - clock.ownMs())))
   const env: Env = config.env ?? process.env
 
   // ptxas: the one on PATH, else <CUDA_ROOT>/bin/ptxas; if neither, the harness reports ENOENT.
@@ -148,12 +151,11 @@ async function runTools(
     ...(config.env === undefined ? {} : { env: config.env }),
     ...(config.tempRoot === undefined ? {} : { tempRoot: config.tempRoot }),
   }
-  // One ptxas per target, as many at once as there are cores; their stderr in target order.
-  const slots = new Semaphore(Math.max(1, Math.min(config.gpuNames.length, availableParallelism())))
-  const runs = await Promise.all(config.gpuNames.map(async (gpuName) => {
-    await slots.acquire()
-    try {
-      return await runPtxasAsync(ptx, {
+  // One ptxas per target, as many at once as the slots allow; their stderr in target order. A
+  // compile cancelled while it waited for a slot starts nothing.
+  const runs = await Promise.all(config.gpuNames.map((gpuName) => clock.child(() => {
+    if (callerSignal?.aborted) throw compileFailed('the compile was aborted before ptxas started', { toolStatus: 'aborted' })
+    return runPtxasAsync(ptx, {
         gpuName,
         optLevel: config.optLevel,
         deviceDebug: config.deviceDebug,
@@ -166,10 +168,7 @@ async function runTools(
         timeout: timeoutLeft(),
         ...common,
       })
-    } finally {
-      slots.release()
-    }
-  }))
+  })))
   for (const run of runs) if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'ptxas'])
   const targets = runs.map((run, i) => targetImage(config, config.gpuNames[i], run, ptxasPath, env))
   const cubin = targets[0].cubin
@@ -184,7 +183,10 @@ async function runTools(
     } catch (error) {
       throw compileFailed((error as Error).message, { tool: 'dump-sass', cause: error })
     }
-    const dump = await dumpWordsAsync(withToolkitNvdisasm(words, env, find), cubin, { timeout: timeoutLeft(), ...common })
+    const dump = await clock.child(() => {
+      if (callerSignal?.aborted) throw compileFailed('the compile was aborted before the SASS dump started', { toolStatus: 'aborted' })
+      return dumpWordsAsync(withToolkitNvdisasm(words, env, find), cubin, { timeout: timeoutLeft(), ...common })
+    })
     if (dump.diagnostics !== '') diagnostics.push([dump.diagnostics, 'dump-sass'])
     if (!dump.ok) {
       const reason = dump.status === 'not-found' && words[0] === 'nvdisasm' ? toolNotFoundHint('nvdisasm', env) : dump.message
@@ -193,8 +195,54 @@ async function runTools(
     sass = dump.sass
     dumpSass = { argv: dump.argv, durationMs: dump.result.durationMs, rusage: dump.result.rusage, diagnostics: dump.diagnostics }
   }
-  const fatbinary = config.fatbin ? await wrapTargets(config, ptx, targets, { ...common, timeout: timeoutLeft() }, env, diagnostics, find) : null
-  return { ok: true, diagnostics, targets, fatbin: fatbinary?.fatbin ?? null, fatbinary: fatbinary?.summary ?? null, sass, dumpSass, ms: performance.now() - started }
+  const fatbinary = config.fatbin ? await wrapTargets(config, ptx, targets, { ...common, timeoutLeft }, env, diagnostics, find, clock) : null
+  return { ok: true, diagnostics, targets, fatbin: fatbinary?.fatbin ?? null, fatbinary: fatbinary?.summary ?? null, sass, dumpSass, ms: clock.ownMs() }
+}
+
+/**
+ * A compile's own time, for its timeout and wallMs: from when its first child got a slot, less
+ * the time it then spent with no child running, waiting for a slot other compiles held. Each
+ * child runs holding a slot, released as soon as the child's run resolves, so the compile's own
+ * JavaScript after it (reading the cubin) overlaps the next compile's children.
+ */
+class OwnClock {
+  readonly #slots: Semaphore
+  #started: number | null = null
+  #waited = 0
+  #running = 0
+  #asking = 0
+  /** Since when the compile has had no child running and one waiting for a slot. */
+  #idleSince: number | null = null
+
+  constructor(slots: Semaphore) {
+    this.#slots = slots
+  }
+
+  ownMs(): number {
+    const now = performance.now()
+    if (this.#started === null) return 0
+    return now - this.#started - this.#waited - (this.#idleSince === null ? 0 : now - this.#idleSince)
+  }
+
+  /** `run` (which starts a child) once a slot is free, holding it until the run settles. */
+  async child<T>(run: () => Promise<T>): Promise<T> {
+    this.#asking++
+    if (this.#running === 0 && this.#idleSince === null) this.#idleSince = performance.now()
+    await this.#slots.acquire()
+    this.#asking--
+    const now = performance.now()
+    if (this.#started === null) this.#started = now
+    else if (this.#idleSince !== null) this.#waited += now - this.#idleSince
+    this.#idleSince = null
+    this.#running++
+    try {
+      return await run()
+    } finally {
+      this.#running--
+      this.#slots.release()
+      if (this.#running === 0 && this.#asking > 0) this.#idleSince = performance.now()
+    }
+  }
 }
 
 /** One target's ptxas run as an image, or the compile's failure (naming the target when there are several). */
@@ -241,10 +289,11 @@ async function wrapTargets(
   config: ResolvedConfig,
   ptx: string,
   targets: readonly TargetImage[],
-  common: { signal: AbortSignal; timeout: number | undefined; env?: Record<string, string | undefined>; tempRoot?: string },
+  common: { signal: AbortSignal; timeoutLeft: () => number | undefined; env?: Record<string, string | undefined>; tempRoot?: string },
   env: Env,
   diagnostics: Array<[string, ProgramTool]>,
   find: ToolFinder,
+  clock: OwnClock,
 ): Promise<{ fatbin: Buffer; summary: NonNullable<ProgramOutput['fatbinary']> }> {
   if (common.signal.aborted) throw compileFailed('the compile was aborted before fatbinary started', { toolStatus: 'aborted' })
   const images: FatbinaryInput[] = targets.map((t) => ({ kind: 'elf', gpuName: t.gpuName, fileName: `${config.name}.${t.gpuName}.cubin`, data: t.cubin }))
@@ -252,19 +301,23 @@ async function wrapTargets(
     images.push({ kind: 'ptx', gpuName: /^\s*\.target\s+(sm_[0-9]+[af]?)\b/m.exec(ptx)?.[1] ?? config.gpuName, fileName: `${config.name}.ptx`, data: ptx })
   }
   const fatbinaryPath = find('fatbinary', env)?.path ?? 'fatbinary'
-  let run: FatbinaryRun
-  try {
-    run = await runFatbinaryAsync(images, {
-      fatbinary: fatbinaryPath,
-      relocatable: config.relocatable,
-      signal: common.signal,
-      ...(common.timeout === undefined ? {} : { timeout: common.timeout }),
-      ...(common.env === undefined ? {} : { env: common.env }),
-      ...(common.tempRoot === undefined ? {} : { tempRoot: common.tempRoot }),
-    })
-  } catch (error) {
-    throw compileFailed(`fatbinary cannot be run: ${(error as Error).message}`, { tool: 'fatbinary', cause: error })
-  }
+  const run: FatbinaryRun = await clock.child(async () => {
+    // Cancelled while it waited for a slot: fatbinary never starts.
+    if (common.signal.aborted) throw compileFailed('the compile was aborted before fatbinary started', { toolStatus: 'aborted' })
+    const timeout = common.timeoutLeft()
+    try {
+      return await runFatbinaryAsync(images, {
+        fatbinary: fatbinaryPath,
+        relocatable: config.relocatable,
+        signal: common.signal,
+        ...(timeout === undefined ? {} : { timeout }),
+        ...(common.env === undefined ? {} : { env: common.env }),
+        ...(common.tempRoot === undefined ? {} : { tempRoot: common.tempRoot }),
+      })
+    } catch (error) {
+      throw compileFailed(`fatbinary cannot be run: ${(error as Error).message}`, { tool: 'fatbinary', cause: error })
+    }
+  })
   if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'fatbinary'])
   if (!run.ok || run.fatbin === null) {
     const reason = run.status === 'not-found' ? toolNotFoundHint('fatbinary', env) : run.message
