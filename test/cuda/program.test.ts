@@ -20,6 +20,7 @@ import {
 import { EXAMPLE_KERNELS, exampleKernel, examplePtx, ptxIsaFor, type GpuName } from '../../lib/ptx/index.js'
 import { DIAGNOSTIC, spawnChildSync } from '../../lib/spawn/index.js'
 import { native } from '../../lib/spawn/native.js'
+import { programState } from '../../lib/cuda/program/handle.js'
 import { fatbinPtxText, payloadText } from '../elf/host.js'
 import { eventually, processState } from '../helpers.js'
 import { bigPtx, fakeProbedPtxas, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
@@ -784,6 +785,94 @@ t.test('compileMany: null and released programs, abort, bad arguments', async (t
   await t.rejects(compileMany([program], { concurrency: '2' as unknown as number }), { code: 'ERR_INVALID_ARG_TYPE', field: 'concurrency' })
   await t.rejects(compileMany([program, {} as Program]), { code: 'ERR_INVALID_ARG_TYPE', field: 'programs[1]' })
   await t.rejects(compileMany([program, program]), { code: 'ERR_INVALID_ARG_VALUE', field: 'programs[1]', message: 'programs[1] is the same Program as programs[0]' })
+})
+
+t.test('compileMany: a program released while it waits for a slot is status 4, and the batch goes on', async (t) => {
+  const dir = scratchDir(t)
+  // Each child says it started, then waits for its own go file.
+  const ptxas = fakeTool(dir, 'ptxas', [
+    'touch "$TH_GATE/started-$TH_NAME"',
+    'while [ ! -e "$TH_GATE/go-$TH_NAME" ]; do sleep 0.02; done',
+    'echo "ran $TH_NAME" >&2; exit 1',
+  ].join('\n'))
+  const programs = [0, 1, 2].map((i) => Program.create({ ...BASE, name: `p${i}`, ptxas, env: { ...process.env, TH_GATE: dir, TH_NAME: String(i) } }))
+  const pending = compileMany(programs, { concurrency: 1 })
+  t.ok(await eventually(() => existsSync(join(dir, 'started-0'))), 'the first holds the only slot')
+  programs[1].release()
+  writeFileSync(join(dir, 'go-0'), '')
+  t.ok(await eventually(() => existsSync(join(dir, 'started-2'))), 'the slot went on to the third')
+  writeFileSync(join(dir, 'go-2'), '')
+  const results = await pending
+  t.same(results.map((r) => [r.status, r.error?.reason ?? null, r.error?.diagnostics ?? null]), [
+    [5, 'ptxas exited with status 1', 'ran 0\n'],
+    [4, 'the program was released while it was compiling', ''],
+    [5, 'ptxas exited with status 1', 'ran 2\n'],
+  ])
+  t.notOk(existsSync(join(dir, 'started-1')), 'the released program\'s ptxas never started')
+
+  // The same with a SASS dump: released while its dump waits behind the next program's ptxas.
+  const cubin = realCubin()
+  if (cubin !== null) {
+    const cubinFile = join(dir, 'k.cubin')
+    writeFileSync(cubinFile, cubin)
+    const quick = fakeTool(dir, 'quick', 'cat "$TH_CUBIN"')
+    const dump = fakeTool(dir, 'dump', 'touch "$TH_GATE/dumped-$TH_NAME"; echo sass')
+    const dumped = [3, 4].map((i) => Program.create({
+      ...BASE, name: `p${i}`, dumpSassCommand: dump,
+      ptxas: i === 3 ? quick : ptxas, env: { ...process.env, TH_GATE: dir, TH_NAME: String(i), TH_CUBIN: cubinFile },
+    }))
+    const both = compileMany(dumped, { concurrency: 1 })
+    t.ok(await eventually(() => existsSync(join(dir, 'started-4'))), "the second program's ptxas holds the slot the first one's dump waits for")
+    dumped[0].release()
+    writeFileSync(join(dir, 'go-4'), '')
+    t.same((await both).map((r) => r.status), [4, 5])
+    t.notOk(existsSync(join(dir, 'dumped-3')), 'the released program\'s dump never started')
+  }
+})
+
+t.test('a compile cancelled while its next child waits for a slot starts no child', skipWithoutPtxas, async (t) => {
+  const { Semaphore } = await import('../../lib/cuda/program/semaphore.js')
+  let slots = new Semaphore(1)
+  let controller = new AbortController()
+  // Another compile's child takes the slot this compile asks for next; while the compile waits for
+  // it, the compile is cancelled (its own signal, as release() does), and the slot comes back.
+  const cancelWhileWaiting = async (): Promise<void> => {
+    await slots.acquire()
+    await new Promise((resolve) => setImmediate(resolve))
+    controller.abort()
+    slots.release()
+  }
+  // The pipeline itself, with its two child launchers counted (tap replaces pipeline.ts's own imports).
+  const ptxasModule = await import('../../lib/cuda/ptxas.js')
+  const nvdisasm = await import('../../lib/cuda/nvdisasm.js')
+  const started: string[] = []
+  let beforeDump = false
+  const { assembleProgram } = await t.mockImport<typeof import('../../lib/cuda/program/pipeline.js')>('../../lib/cuda/program/pipeline.js', {
+    '../../lib/cuda/ptxas.js': {
+      ...ptxasModule,
+      runPtxasAsync: async (...args: Parameters<typeof ptxasModule.runPtxasAsync>) => {
+        started.push('ptxas')
+        const run = await ptxasModule.runPtxasAsync(...args)
+        if (beforeDump) void cancelWhileWaiting() // queued while ptxas still holds the slot: next in line
+        return run
+      },
+    },
+    '../../lib/cuda/nvdisasm.js': { ...nvdisasm, dumpWordsAsync: (...args: Parameters<typeof nvdisasm.dumpWordsAsync>) => { started.push('dump'); return nvdisasm.dumpWordsAsync(...args) } },
+  })
+  for (const [label, config, expected] of [
+    ['before ptxas', BASE, []],
+    ['before the SASS dump', { ...BASE, dumpSassCommand: 'od -An' }, ['ptxas']],
+  ] as const) {
+    started.length = 0
+    slots = new Semaphore(1)
+    controller = new AbortController()
+    beforeDump = config.dumpSassCommand !== undefined
+    const holding = beforeDump ? Promise.resolve() : cancelWhileWaiting()
+    const state = programState(Program.create(config))
+    const assembled = await assembleProgram(state.config, state.ptx, controller.signal, undefined, undefined, slots)
+    await holding
+    t.same([assembled.ok, started], [false, expected], `${label}: the compile failed, and no child was started after the cancel`)
+  }
 })
 
 t.test('compileMany: programs whose objects would define the same symbols fail, unstarted, each with the reason', async (t) => {

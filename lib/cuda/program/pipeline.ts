@@ -134,8 +134,13 @@ async function runTools(
   if (config.hostArch === 'arm64ec') {
     throw compileFailed('host architecture arm64ec: tileharness writes objects for x86_64 and aarch64 only (ELF for linux, COFF for windows)')
   }
-  // A cancelled compile touches nothing (docs/toolchain-contract.md, "Cancellation and parallel compiles").
+  // A cancelled compile touches nothing (docs/toolchain-contract.md, "Cancellation and parallel
+  // compiles"), and starts no child once cancelled (the caller's abort, or release(), which the
+  // handle reports itself), however long it waited for the child's slot.
   if (callerSignal?.aborted) throw compileFailed('the compile was aborted before ptxas started', { toolStatus: 'aborted' })
+  const notCancelled = (tool: string): void => {
+    if (signal.aborted) throw compileFailed(`the compile was aborted before ${tool} started`, { toolStatus: 'aborted' })
+  }
 
   // The timeout bounds the compile's own time (OwnClock), not its waits for other compiles' children.
   const timeoutLeft = (): number | undefined =>
@@ -151,10 +156,9 @@ async function runTools(
     ...(config.env === undefined ? {} : { env: config.env }),
     ...(config.tempRoot === undefined ? {} : { tempRoot: config.tempRoot }),
   }
-  // One ptxas per target, as many at once as the slots allow; their stderr in target order. A
-  // compile cancelled while it waited for a slot starts nothing.
+  // One ptxas per target, as many at once as the slots allow; their stderr in target order.
   const runs = await Promise.all(config.gpuNames.map((gpuName) => clock.child(() => {
-    if (callerSignal?.aborted) throw compileFailed('the compile was aborted before ptxas started', { toolStatus: 'aborted' })
+    notCancelled('ptxas')
     return runPtxasAsync(ptx, {
         gpuName,
         optLevel: config.optLevel,
@@ -176,7 +180,7 @@ async function runTools(
   let sass: string | null = null
   let dumpSass: ToolRunSummary | null = null
   if (config.dumpSassCommand !== null) {
-    if (callerSignal?.aborted) throw compileFailed('the compile was aborted before the SASS dump started', { toolStatus: 'aborted' })
+    notCancelled('the SASS dump')
     let words: string[]
     try {
       words = dumpCommandWords(config.dumpSassCommand, 'dumpSassCommand')
@@ -184,7 +188,7 @@ async function runTools(
       throw compileFailed((error as Error).message, { tool: 'dump-sass', cause: error })
     }
     const dump = await clock.child(() => {
-      if (callerSignal?.aborted) throw compileFailed('the compile was aborted before the SASS dump started', { toolStatus: 'aborted' })
+      notCancelled('the SASS dump')
       return dumpWordsAsync(withToolkitNvdisasm(words, env, find), cubin, { timeout: timeoutLeft(), ...common })
     })
     if (dump.diagnostics !== '') diagnostics.push([dump.diagnostics, 'dump-sass'])
@@ -195,7 +199,7 @@ async function runTools(
     sass = dump.sass
     dumpSass = { argv: dump.argv, durationMs: dump.result.durationMs, rusage: dump.result.rusage, diagnostics: dump.diagnostics }
   }
-  const fatbinary = config.fatbin ? await wrapTargets(config, ptx, targets, { ...common, timeoutLeft }, env, diagnostics, find, clock) : null
+  const fatbinary = config.fatbin ? await wrapTargets(config, ptx, targets, { ...common, timeoutLeft, notCancelled }, env, diagnostics, find, clock) : null
   return { ok: true, diagnostics, targets, fatbin: fatbinary?.fatbin ?? null, fatbinary: fatbinary?.summary ?? null, sass, dumpSass, ms: clock.ownMs() }
 }
 
@@ -289,21 +293,20 @@ async function wrapTargets(
   config: ResolvedConfig,
   ptx: string,
   targets: readonly TargetImage[],
-  common: { signal: AbortSignal; timeoutLeft: () => number | undefined; env?: Record<string, string | undefined>; tempRoot?: string },
+  common: { signal: AbortSignal; timeoutLeft: () => number | undefined; notCancelled: (tool: string) => void; env?: Record<string, string | undefined>; tempRoot?: string },
   env: Env,
   diagnostics: Array<[string, ProgramTool]>,
   find: ToolFinder,
   clock: OwnClock,
 ): Promise<{ fatbin: Buffer; summary: NonNullable<ProgramOutput['fatbinary']> }> {
-  if (common.signal.aborted) throw compileFailed('the compile was aborted before fatbinary started', { toolStatus: 'aborted' })
+  common.notCancelled('fatbinary')
   const images: FatbinaryInput[] = targets.map((t) => ({ kind: 'elf', gpuName: t.gpuName, fileName: `${config.name}.${t.gpuName}.cubin`, data: t.cubin }))
   if (config.embedPtx) {
     images.push({ kind: 'ptx', gpuName: /^\s*\.target\s+(sm_[0-9]+[af]?)\b/m.exec(ptx)?.[1] ?? config.gpuName, fileName: `${config.name}.ptx`, data: ptx })
   }
   const fatbinaryPath = find('fatbinary', env)?.path ?? 'fatbinary'
   const run: FatbinaryRun = await clock.child(async () => {
-    // Cancelled while it waited for a slot: fatbinary never starts.
-    if (common.signal.aborted) throw compileFailed('the compile was aborted before fatbinary started', { toolStatus: 'aborted' })
+    common.notCancelled('fatbinary')
     const timeout = common.timeoutLeft()
     try {
       return await runFatbinaryAsync(images, {
