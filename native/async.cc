@@ -356,7 +356,9 @@ class AsyncChild {
       onKillList_ = true;
     }
     Watch(&pidPoll_, child_.pidfd, UV_READABLE, OnPidfd);
-    exitKey_ = WatchExit(child_.pidfd);
+    // The exit clock is for the lifetime of an unmeasured child; a measured one's is its helper's
+    // figure, clocked beside the target, so its exit needs no stamp (and costs no thread wake-up).
+    if (!spec_.measure) exitKey_ = WatchExit(child_.pidfd);
     if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
     if (child_.stdinW >= 0) {

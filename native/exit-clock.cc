@@ -4,6 +4,7 @@
 #include "exit-clock.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@ struct ExitClock {
   int epoll = -1;
 
   void Run() {
+    pthread_setname_np(pthread_self(), kExitClockThreadName);
     struct epoll_event events[64];
     for (;;) {
       int n = epoll_wait(epoll, events, 64, -1);

@@ -8,6 +8,9 @@
 
 namespace th {
 
+// The clock thread's name, as /proc/<pid>/task/<tid>/comm shows it (at most 15 characters).
+constexpr const char *kExitClockThreadName = "tileharness-clk";
+
 // Starts the clock's thread and its epoll fd, once per process: at the addon's load, so that the
 // fd is there from the start rather than appearing at the first async spawn.
 void StartExitClock();

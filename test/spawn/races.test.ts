@@ -42,6 +42,23 @@ t.test('an exit before a deadline the loop was too busy to act on is an exit, an
   }
 })
 
+t.test("the exit clock stamps unmeasured children's exits; a measured child's lifetime is its helper's", async t => {
+  // The clock is one named thread of this process (native/exit-clock.h); every exit it stamps
+  // wakes it once, which shows as a voluntary context switch of that thread.
+  const tid = fs.readdirSync('/proc/self/task').find(id => fs.readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim() === 'tileharness-clk')
+  t.ok(tid, 'the exit clock thread is there, by its name')
+  if (tid === undefined) return
+  const wakes = () => Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/self/task/${tid}/status`, 'utf8'))![1])
+  for (const launcher of LAUNCHERS) {
+    let before = wakes()
+    for (let i = 0; i < 20; i++) await spawnChild({ file: 'true', launcher })
+    t.ok(wakes() - before >= 20, `${launcher}: 20 unmeasured exits woke the clock (${wakes() - before} times)`)
+    before = wakes()
+    for (let i = 0; i < 20; i++) t.equal((await spawnChild({ file: 'true', launcher, measure: true })).rusageSource, 'helper')
+    t.equal(wakes() - before, 0, `${launcher}: 20 measured exits did not wake it`)
+  }
+})
+
 t.test('kill() and abort after the child exited kill nothing', async t => {
   for (const { launcher, measure, label } of WAYS) {
     const child = startChild({ file: 'sh', args: ['-c', 'exit 3'], measure, launcher })
