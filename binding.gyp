@@ -67,7 +67,8 @@
             "scripts/build-helper.sh",
             "native/exec-helper.c",
             "native/exec-search.h",
-            "native/helper-report.h"
+            "native/helper-report.h",
+            "native/rusage-fields.h"
           ],
           "outputs": [
             "<(PRODUCT_DIR)/tileharness-exec"

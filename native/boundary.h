@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "rusage-fields.h"
+
 namespace th {
 
 // The numeric facts of a run, one double each, in this order (result.cc fills them).
@@ -26,15 +28,8 @@ namespace th {
   X(rusageSource)    /* RusageSource: whose figures the rusage slots hold */                      \
   X(waitDelayExpired) /* 1: pipes still open waitDelay after the exit; output after that is cut */
 
-// The child's rusage, in process.resourceUsage()'s names, order and units: TIME(name, field) for
-// a struct timeval of struct rusage (reported in microseconds), COUNT(name, field) for a counter.
-#define TH_RUSAGE_FIELDS(TIME, COUNT)                                                                   \
-  TIME(userCPUTime, ru_utime) TIME(systemCPUTime, ru_stime) COUNT(maxRSS, ru_maxrss)                     \
-  COUNT(sharedMemorySize, ru_ixrss) COUNT(unsharedDataSize, ru_idrss) COUNT(unsharedStackSize, ru_isrss) \
-  COUNT(minorPageFault, ru_minflt) COUNT(majorPageFault, ru_majflt) COUNT(swappedOut, ru_nswap)         \
-  COUNT(fsRead, ru_inblock) COUNT(fsWrite, ru_oublock) COUNT(ipcSent, ru_msgsnd)                         \
-  COUNT(ipcReceived, ru_msgrcv) COUNT(signalsCount, ru_nsignals)                                       \
-  COUNT(voluntaryContextSwitches, ru_nvcsw) COUNT(involuntaryContextSwitches, ru_nivcsw)
+// The child's rusage fields: TH_RUSAGE_FIELDS, in rusage-fields.h (plain C, which the measuring
+// helper's report layout is generated from too).
 
 // Where a child's fd 0-2 comes from: X(Enum, 'js name').
 #define TH_STDIO_KINDS(X)        \

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "rusage-fields.h"
+
 #define TH_REPORT_FD 3 /* the default; exec-helper -R moves it off the extra fds a caller asked for */
 #define TH_REPORT_MAGIC 0x54484558u /* "THEX" */
 /* The CPUs -c can name: 0 to TH_CPU_SET_BITS - 1, the harness's own limit (glibc's CPU_SETSIZE,
@@ -27,56 +29,37 @@ enum th_report_kind {
   TH_REPORT_SETUP_FAILED = 5 /* the target's setup failed: err; stage a TH_STAGES number (setsid, rlimit, setpgid, ...), detail the resource */
 };
 
-/* The target's rusage in fixed-width fields, in the kernel's order (two timevals, then fourteen
- * counters): libcs lay out struct rusage differently (musl pads it with reserved words, glibc does
- * not), and the helper need not be built against the addon's libc. */
+/* The target's rusage in fixed-width fields, one per TH_RUSAGE_FIELDS row in its order (a timeval
+ * as <field>_sec and <field>_usec): libcs lay out struct rusage differently (musl pads it with
+ * reserved words, glibc does not), and the helper need not be built against the addon's libc. */
+#define TH_REPORT_TIME_FIELD(name, field) int64_t field##_sec, field##_usec;
+#define TH_REPORT_COUNT_FIELD(name, field) int64_t field;
 struct th_report_rusage {
-  int64_t utime_sec, utime_usec, stime_sec, stime_usec;
-  int64_t maxrss, ixrss, idrss, isrss, minflt, majflt, nswap, inblock, oublock, msgsnd, msgrcv, nsignals, nvcsw, nivcsw;
+  TH_RUSAGE_FIELDS(TH_REPORT_TIME_FIELD, TH_REPORT_COUNT_FIELD)
 };
+#undef TH_REPORT_TIME_FIELD
+#undef TH_REPORT_COUNT_FIELD
 
+#define TH_REPORT_TIME_COPY(name, field) \
+  to->field##_sec = from->field.tv_sec;  \
+  to->field##_usec = from->field.tv_usec;
+#define TH_REPORT_COUNT_COPY(name, field) to->field = from->field;
 static inline void th_report_rusage_from(struct th_report_rusage *to, const struct rusage *from) {
-  to->utime_sec = from->ru_utime.tv_sec;
-  to->utime_usec = from->ru_utime.tv_usec;
-  to->stime_sec = from->ru_stime.tv_sec;
-  to->stime_usec = from->ru_stime.tv_usec;
-  to->maxrss = from->ru_maxrss;
-  to->ixrss = from->ru_ixrss;
-  to->idrss = from->ru_idrss;
-  to->isrss = from->ru_isrss;
-  to->minflt = from->ru_minflt;
-  to->majflt = from->ru_majflt;
-  to->nswap = from->ru_nswap;
-  to->inblock = from->ru_inblock;
-  to->oublock = from->ru_oublock;
-  to->msgsnd = from->ru_msgsnd;
-  to->msgrcv = from->ru_msgrcv;
-  to->nsignals = from->ru_nsignals;
-  to->nvcsw = from->ru_nvcsw;
-  to->nivcsw = from->ru_nivcsw;
+  TH_RUSAGE_FIELDS(TH_REPORT_TIME_COPY, TH_REPORT_COUNT_COPY)
 }
+#undef TH_REPORT_TIME_COPY
+#undef TH_REPORT_COUNT_COPY
 
+#define TH_REPORT_TIME_COPY(name, field) \
+  to->field.tv_sec = from->field##_sec;  \
+  to->field.tv_usec = from->field##_usec;
+#define TH_REPORT_COUNT_COPY(name, field) to->field = from->field;
 static inline void th_report_rusage_to(struct rusage *to, const struct th_report_rusage *from) {
   memset(to, 0, sizeof *to);
-  to->ru_utime.tv_sec = from->utime_sec;
-  to->ru_utime.tv_usec = from->utime_usec;
-  to->ru_stime.tv_sec = from->stime_sec;
-  to->ru_stime.tv_usec = from->stime_usec;
-  to->ru_maxrss = from->maxrss;
-  to->ru_ixrss = from->ixrss;
-  to->ru_idrss = from->idrss;
-  to->ru_isrss = from->isrss;
-  to->ru_minflt = from->minflt;
-  to->ru_majflt = from->majflt;
-  to->ru_nswap = from->nswap;
-  to->ru_inblock = from->inblock;
-  to->ru_oublock = from->oublock;
-  to->ru_msgsnd = from->msgsnd;
-  to->ru_msgrcv = from->msgrcv;
-  to->ru_nsignals = from->nsignals;
-  to->ru_nvcsw = from->nvcsw;
-  to->ru_nivcsw = from->nivcsw;
+  TH_RUSAGE_FIELDS(TH_REPORT_TIME_COPY, TH_REPORT_COUNT_COPY)
 }
+#undef TH_REPORT_TIME_COPY
+#undef TH_REPORT_COUNT_COPY
 
 struct th_helper_report {
   uint32_t magic;
