@@ -1,47 +1,20 @@
 // `tileharness compile` end to end, as a subprocess through the harness: the README's first
-// command, exit status = Program status, one line per message and ptxas's stderr verbatim, the
-// summary and --json, --dump-sass, signals, and no output (or temp) file on any failure.
+// command, ptxas's stderr verbatim after a failure, the summary and --json, --dump-sass, signals,
+// and no output (or temp) file on any failure. The exit statuses are in compile-status.test.ts,
+// -o's rules in compile-output.test.ts.
 //
 // nvdisasm is not installed on these machines: --dump-sass rows use a fake `nvdisasm` script put
 // first on PATH (a stand-in, labelled as such) and readelf -S -W, a real program taking a file.
 import fs from 'node:fs'
-import net from 'node:net'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
-import { Program, runPtxas, searchPath, type ProgramConfig, type ProgramError } from '../../lib/cuda/index.js'
-import { EM_AARCH64, EM_X86_64, ET_REL, packageCoffObject, readFatbin } from '../../lib/elf/index.js'
+import { runPtxas, searchPath } from '../../lib/cuda/index.js'
+import { EM_AARCH64, ET_REL, packageCoffObject, readFatbin } from '../../lib/elf/index.js'
 import { examplePtx } from '../../lib/ptx/index.js'
-import { COMPILE_EXIT_STATUSES, COMPILE_USAGE } from '../../lib/cli/compile.js'
-import { REPO_ROOT, eventually, processState, script, tempDir } from '../helpers.js'
+import { eventually, processState, script, tempDir } from '../helpers.js'
 import { bigPtx, kernelPtx, skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
-import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
-
-const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
-const NATIVE_MACHINE = process.arch === 'arm64' ? EM_AARCH64 : EM_X86_64
-const READELF = searchPath('readelf', process.env)
-const PREFIX = 'tileharness compile: '
-
-const cli = (cwd: string, args: string[], extra: Partial<ChildSpec> = {}) => {
-  const r = spawnChildSync({ file: process.execPath, args: [MAIN, 'compile', ...args], cwd, timeout: 120000, ...extra })
-  return { ...r, out: r.stdout.toString(), err: r.stderr.toString() }
-}
-
-/** The environment minus the toolkit variables, so PATH alone decides where ptxas is. */
-const ENV_WITHOUT_ROOTS = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['CUDA_ROOT', 'CUDA_HOME', 'CUDA_PATH'].includes(k)))
-
-function lines(...messages: string[]): string {
-  return messages.map((m) => `${PREFIX}${m}\n`).join('')
-}
-
-/** A bad command line: its message, then coreutils' pointer to --help. */
-function usage(message: string): string {
-  return `${PREFIX}${message}\nTry 'tileharness compile --help' for more information.\n`
-}
-
-function files(dir: string): string[] {
-  return fs.readdirSync(dir).sort()
-}
+import { ENV_WITHOUT_ROOTS, MAIN, NATIVE_MACHINE, READELF, cli, lines, files } from './compile-helpers.js'
 
 t.test("no arguments: the README's first command compiles vadd for sm_100", skipWithoutPtxas, async (t) => {
   const dir = tempDir(t)
@@ -166,69 +139,6 @@ t.test('--host-os windows writes the COFF object for the host arch', skipWithout
   }
   const dump = spawnChildSync({ file: 'x86_64-w64-mingw32-objdump', args: ['-t', 'vadd-x86_64.obj'], cwd: dir })
   t.match(dump.stdout.toString(), /file format pe-x86-64[\s\S]*\(scl   2\) \(nx 0\) 0x0+ vadd_cubin\n/, 'mingw-w64 objdump reads it: vadd_cubin, external')
-})
-
-t.test('exit status is the Program status; one line per message; no output file', async (t) => {
-  const dir = tempDir(t)
-  fs.writeFileSync(path.join(dir, 'garbage.ptx'), 'int main(void) { return 0; }\n')
-  fs.writeFileSync(path.join(dir, 'empty.ptx'), '')
-  fs.writeFileSync(path.join(dir, 'kernel.tileir'), Buffer.from([0x7f, 0x54, 0x69, 0x6c, 0x65, 0x49, 0x52, 0x00, 0x0d, 0x00]))
-  fs.writeFileSync(path.join(dir, 'kernel.mlirbc'), Buffer.from([0x4d, 0x4c, 0xef, 0x52, 0x00, 0x05]))
-  fs.writeFileSync(path.join(dir, 'a.ptx'), kernelPtx('sm_100'))
-  const inputs = files(dir)
-  const arm64ec = 'host architecture arm64ec: tileharness writes objects for x86_64 and aarch64 only (ELF for linux, COFF for windows)'
-  const rows: Array<[string[], number, string | RegExp]> = [
-    [['--gpu-name', 'sm_90'], 2, lines('unsupported GPU target', '"sm_90" is not one of sm_100, sm_103, sm_110, sm_120, sm_121 or an a/f target ptxas accepts; allowAnyTarget (--allow-any-target) accepts others, such as sm_90')],
-    [['a.ptx', '--gpu-name', 'sm_99a'], 2, /^tileharness compile: unsupported GPU target\n/],
-    [['-O', '4'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got 4)')],
-    [['-O', 'fast'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got fast)')],
-    [['--device-debug'], 2, lines('optimized debugging is not supported, change optimization level to 0 or disable full debug info', 'deviceDebug with optLevel 3')],
-    [['--device-debug', '-O', '2'], 2, /^tileharness compile: optimized debugging is not supported/],
-    [['--host-arch', 'riscv64'], 2, lines('unsupported host architecture', '"riscv64" is not one of x86_64, aarch64, arm64ec')],
-    [['--host-os', 'darwin'], 2, lines('unsupported host operating system', '"darwin" is not one of linux, windows')],
-    [['--host-arch', 'arm64ec'], 5, lines('failed to compile PTX program', arm64ec)],
-    [['--host-arch', 'arm64ec', '--host-os', 'windows'], 5, lines('failed to compile PTX program', arm64ec)],
-    [['garbage.ptx'], 3, lines('input does not correspond to PTX text', 'it does not begin with a .version directive')],
-    [['empty.ptx'], 3, lines('input does not correspond to PTX text', 'it is empty')],
-    [['kernel.tileir'], 3, lines('input does not correspond to PTX text (it looks like Tile IR bytecode instead)', 'it starts with the Tile IR bytecode magic')],
-    [['kernel.mlirbc'], 3, lines('input does not correspond to PTX text (it looks like MLIR bytecode instead)', 'it starts with the MLIR bytecode magic')],
-    [['missing.ptx'], 2, lines("cannot read 'missing.ptx': no such file or directory (ENOENT)")],
-    [['--bogus'], 2, usage('unknown option --bogus')],
-    [['--name', 'my-kernel'], 2, usage('--name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) (received string "my-kernel")')],
-    [['a.ptx', '--name', '9lives'], 2, usage('--name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) (received string "9lives")')],
-    [['a.ptx', '--name='], 2, usage('--name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) (received string "")')],
-    [['--name'], 2, usage('option --name needs a value')],
-    [['--gpu-name', 'sm_100,sm_100'], 2, lines('unsupported GPU target', 'sm_100 is given twice')],
-    [['--gpu-name', 'sm_100,sm_120', '--dump-sass'], 2, lines('--dump-sass cannot be combined with several --gpu-name targets: the SASS dump is of one cubin, and a fat binary holds several images')],
-    [['--ptx', '--dump-sass'], 2, lines('--dump-sass cannot be combined with --ptx: the SASS dump is of one cubin, and a fat binary holds several images')],
-    [['--ptxas-options', "-v '"], 2, usage('--ptxas-options: unterminated single quote (opened at offset 3)')],
-    [['a.ptx', '--ptxas-options', '-arch sm_90'], 2, lines('--ptxas-options has "-arch", an option tileharness sets itself: use gpuName (--gpu-name)')],
-    [['a.ptx', '--ptxas-options', '-c'], 2, lines('--ptxas-options has "-c", an option tileharness sets itself: use relocatable (--relocatable-device-code, -c)')],
-    [['a.ptx', '--ptxas-options', '--maxrregcount'], 2, /^tileharness compile: --ptxas-options has "--maxrregcount" without its value <archmax\/archmin\/N>\n$/],
-    [['a.ptx', '--ptxas-options', '--bogus'], 2, /^tileharness compile: --ptxas-options has "--bogus", which is not an option of \S+ptxas \(ptxas [\d.]+\); see ptxas --help\n$/],
-    [['--example', 'gemm'], 2, usage("unknown example 'gemm' (vadd, saxpy, reduce, cluster)")],
-    [['a.ptx', 'garbage.ptx'], 2, usage("more than one INPUT ('a.ptx' and 'garbage.ptx')")],
-    [['a.ptx', '--example', 'vadd'], 2, usage('give either INPUT or --example, not both')],
-    [['-o'], 2, usage('option -o needs a value')],
-    [['-o', 'nodir/x.o'], 2, new RegExp(`^${PREFIX}cannot write 'nodir/x\\.o': directory '.*/nodir': no such file or directory \\(ENOENT\\)\\n$`)],
-    [['-o', '.'], 2, lines("cannot write '.': it is a directory")],
-    [['--sanitize', 'threadsteer'], 2, usage("invalid --sanitize 'threadsteer' (memcheck or none)")],
-    [['--timeout', 'soon'], 2, /^tileharness compile: invalid --timeout 'soon'.*\nTry 'tileharness compile --help' for more information\.\n$/],
-    [['--allow-any-target', '--gpu-name', 'sm_80'], 2, /^tileharness compile: the example kernels are built for sm_90, .*; give an INPUT\.ptx for sm_80\n$/],
-    [['--dump-sass='], 5, lines('failed to compile PTX program', 'Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.')],
-  ]
-  for (const [args, status, stderr] of rows) {
-    // The dump runs after ptxas; options are checked against ptxas's --help only when there is one.
-    if ((args[0] === '--dump-sass=' || args.includes('--bogus') || args.includes('--maxrregcount')) && PTXAS === null) continue
-    const name = args.join(' ')
-    const r = cli(dir, args)
-    t.equal(r.exitCode, status, `${name}: exit ${status}`)
-    if (typeof stderr === 'string') t.equal(r.err, stderr, `${name}: stderr`)
-    else t.match(r.err, stderr, `${name}: stderr`)
-    t.notMatch(r.err, /\n\s+at /, `${name}: never a stack trace`)
-    t.equal(r.out, '', `${name}: nothing on stdout`)
-    t.same(files(dir), inputs, `${name}: no output file, no temp file`)
-  }
 })
 
 t.test("a ptxas failure: ptxas's stderr verbatim, then ours; exit 5; no output file", skipWithoutPtxas, async (t) => {
@@ -382,195 +292,4 @@ t.test('SIGTERM while ptxas runs: ptxas is killed, exit 5, no output', async (t)
   t.equal(r.stderr.toString(), lines('failed to compile PTX program', 'Child aborted'))
   t.ok(await eventually(() => processState(Number(fs.readFileSync(pidFile, 'utf8'))) !== 'alive'), 'ptxas is gone')
   t.same(files(dir), [], 'no output file')
-})
-
-t.test('an existing output file is replaced only by a successful compile', skipWithoutPtxas, async (t) => {
-  const dir = tempDir(t)
-  const target = path.join(dir, 'vadd.sm_100.o')
-  fs.writeFileSync(target, 'previous build')
-  t.equal(cli(dir, ['--host-arch', 'arm64ec']).exitCode, 5)
-  t.equal(fs.readFileSync(target, 'utf8'), 'previous build', 'a failed compile leaves it alone')
-  t.equal(cli(dir, []).exitCode, 0)
-  t.equal(fs.readFileSync(target).readUInt16LE(16), ET_REL, 'a successful one replaces it')
-  t.same(files(dir), ['vadd.sm_100.o'], 'no temp file')
-})
-
-t.test('help: the exit-status table, one row per status', async (t) => {
-  const dir = tempDir(t)
-  const help = cli(dir, ['--help'])
-  t.equal(help.exitCode, 0)
-  t.equal(help.out, COMPILE_USAGE + '\n')
-  const table = help.out.slice(help.out.indexOf("exit status (the Program's status):\n"))
-  t.same(table.match(/^ {2}(\d) {2}/gm), COMPILE_EXIT_STATUSES.map(([status]) => `  ${status}  `), 'each status once, in order')
-  t.same(COMPILE_EXIT_STATUSES.map(([status]) => status), [0, 2, 3, 5], 'the statuses a command line can reach (1 and 4 are API-only)')
-  t.same(files(dir), [])
-})
-
-// -o by the output rules (lib/cli/output.ts), each row against the real binary.
-t.test('-o: a file replaced atomically, a symlink followed, a device or FIFO written in place, - is stdout', skipWithoutPtxas, async (t) => {
-  const dir = tempDir(t)
-  t.equal(cli(dir, ['-o', 'reference.o']).exitCode, 0)
-  const object = fs.readFileSync(path.join(dir, 'reference.o'))
-  const at = (name: string) => path.join(dir, name)
-
-  // A regular file: a new inode renamed over it, its permission bits kept.
-  fs.writeFileSync(at('plain.o'), 'previous build', { mode: 0o640 })
-  fs.chmodSync(at('plain.o'), 0o640)
-  const before = fs.statSync(at('plain.o'))
-  t.equal(cli(dir, ['-o', 'plain.o']).exitCode, 0)
-  const after = fs.statSync(at('plain.o'))
-  t.same(fs.readFileSync(at('plain.o')), object, 'plain.o: the object')
-  t.not(after.ino, before.ino, 'plain.o: replaced by rename, not rewritten in place')
-  t.equal(after.mode & 0o777, 0o640, 'plain.o: mode kept')
-
-  // Symlinks: followed link by link (relative, absolute, through a linked directory); the links stay.
-  fs.mkdirSync(at('build'))
-  fs.writeFileSync(at('build/real.o'), 'previous build')
-  fs.symlinkSync('build/real.o', at('link.o'))
-  fs.symlinkSync(at('link.o'), at('link-to-link.o'))
-  fs.symlinkSync('build', at('build-link'))
-  fs.symlinkSync('not-yet.o', at('build/dangling.o'))
-  for (const [output, target] of [['link.o', 'build/real.o'], ['link-to-link.o', 'build/real.o'], ['build-link/real.o', 'build/real.o'], ['build/dangling.o', 'build/not-yet.o']]) {
-    fs.writeFileSync(at('build/real.o'), 'previous build')
-    const r = cli(dir, ['-o', output])
-    t.equal(r.exitCode, 0, `-o ${output}: ${r.err}`)
-    t.match(r.out, new RegExp(`^${output.replace('.', '\\.')}: 1 kernel for sm_100`), `-o ${output}: the summary names it as given`)
-    t.same(fs.readFileSync(at(target)), object, `-o ${output}: ${target} holds the object`)
-  }
-  for (const link of ['link.o', 'link-to-link.o', 'build-link', 'build/dangling.o']) t.ok(fs.lstatSync(at(link)).isSymbolicLink(), `${link} is still a symlink`)
-
-  // A character device: written, never replaced. As root, a private node for /dev/null's device
-  // (the bug would replace it; /dev/null itself is never risked); otherwise /dev/null.
-  const nullDevice = process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('null'), 'c', '1', '3'] }).exitCode === 0 ? at('null') : '/dev/null'
-  const device = fs.statSync(nullDevice)
-  const toNull = cli(dir, ['-o', nullDevice])
-  t.equal(toNull.exitCode, 0, toNull.err)
-  const deviceAfter = fs.lstatSync(nullDevice)
-  t.ok(deviceAfter.isCharacterDevice(), `${nullDevice} is still a character device`)
-  t.same([deviceAfter.ino, deviceAfter.rdev], [device.ino, device.rdev], `${nullDevice}: the same node`)
-
-  // A FIFO: its reader gets the object.
-  t.equal(spawnChildSync({ file: 'mkfifo', args: [at('fifo')] }).exitCode, 0)
-  const reader = startChild({ file: 'sh', args: ['-c', 'exec cat fifo > from-fifo.o'], cwd: dir, timeout: 60000 })
-  const toFifo = await new Promise<ReturnType<typeof cli>>((resolve) => setImmediate(() => resolve(cli(dir, ['-o', 'fifo']))))
-  t.equal(toFifo.exitCode, 0, toFifo.err)
-  t.equal((await reader.result).exitCode, 0)
-  t.same(fs.readFileSync(at('from-fifo.o')), object, 'the FIFO carried the object')
-  t.ok(fs.lstatSync(at('fifo')).isFIFO(), 'fifo is still a FIFO')
-
-  // Standard output, by every name: the object alone on stdout, the summary on stderr.
-  for (const output of ['-', '/dev/stdout', '/dev/fd/1', '/proc/self/fd/1']) {
-    const r = cli(dir, ['-o', output])
-    t.equal(r.exitCode, 0, `-o ${output}: ${r.err}`)
-    t.same(r.stdout, object, `-o ${output}: the object on stdout`)
-    t.match(r.err, /^standard output: 1 kernel for sm_100, cubin \d+ bytes, object \d+ bytes\n/, `-o ${output}: the summary on stderr`)
-  }
-  const json = cli(dir, ['-o', '-', '--json'])
-  t.equal(json.exitCode, 2, '-o - --json: both would write to stdout')
-  t.equal(json.err, lines('-o - and --json would both write to standard output'))
-  t.same(files(dir).filter((f) => f.startsWith('.')), [], 'no temp file left anywhere')
-})
-
-t.test('-o that cannot be written: refused with what it is, status 2, before ptxas starts', async (t) => {
-  const dir = tempDir(t)
-  const tools = tempDir(t)
-  const started = path.join(tools, 'started')
-  script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
-  const env = { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` }
-  const at = (name: string) => path.join(dir, name)
-  fs.mkdirSync(at('a-directory'))
-  fs.writeFileSync(at('a-file'), '')
-  fs.symlinkSync('loop-b', at('loop-a'))
-  fs.symlinkSync('loop-a', at('loop-b'))
-  fs.symlinkSync('nowhere/x.o', at('into-nowhere'))
-  const server = net.createServer().listen(at('a-socket'))
-  await new Promise((resolve) => server.once('listening', resolve))
-  t.teardown(() => { server.close() })
-  const rows: Array<[string, string]> = [
-    ['a-directory', 'it is a directory'],
-    ['.', 'it is a directory'],
-    ['a-socket', 'it is a socket'],
-    ['loop-a', 'too many levels of symbolic links'],
-    ['into-nowhere', `directory '${at('nowhere')}': no such file or directory (ENOENT)`],
-    ['nodir/x.o', `directory '${at('nodir')}': no such file or directory (ENOENT)`],
-    ['a-file/x.o', `'${at('a-file')}' is not a directory`],
-  ]
-  if (process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('a-block-device'), 'b', '7', '0'] }).exitCode === 0) {
-    rows.push(['a-block-device', 'it is a block device (only character devices and FIFOs are written in place)'])
-  }
-  const before = files(dir)
-  for (const [output, why] of rows) {
-    const r = cli(dir, ['-o', output], { env })
-    t.equal(r.exitCode, 2, `-o ${output}: status 2`)
-    t.equal(r.err, lines(`cannot write '${output}': ${why}`), `-o ${output}: says what it is`)
-    t.equal(r.out, '', `-o ${output}: nothing on stdout`)
-  }
-  t.notOk(fs.existsSync(started), 'ptxas never started')
-  t.same(files(dir), before, 'nothing made, nothing replaced')
-  t.ok(fs.lstatSync(at('a-socket')).isSocket(), 'the socket is still a socket')
-})
-
-t.test('-o in a directory this user cannot write: status 2 before ptxas starts (as nobody)', async (t) => {
-  const staged = stageForNobody(t)
-  if (typeof staged === 'string') return t.skip(staged)
-  const dir = tempDir(t)
-  const tools = tempDir(t)
-  fs.chmodSync(dir, 0o755) // nobody may enter, not write
-  fs.chmodSync(tools, 0o777)
-  const started = path.join(tools, 'started')
-  script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
-  const env = { ...nodeChildEnv(staged), PATH: `${tools}:${process.env.PATH}` }
-  const main = path.join(staged.root, 'dist/cli/main.js')
-  // An existing file too: replacing it takes a temp file and a rename in the directory, even when
-  // the file itself is writable.
-  fs.writeFileSync(path.join(dir, 'old.o'), 'previous build', { mode: 0o666 })
-  fs.chmodSync(path.join(dir, 'old.o'), 0o666)
-  for (const args of [[], ['-o', 'out.o'], ['-o', path.join(dir, 'out.o')], ['-o', 'old.o']]) {
-    const r = spawnChildSync({ file: staged.wrap[0], args: [...staged.wrap.slice(1), process.execPath, main, 'compile', ...args], cwd: dir, env, timeout: 60000 })
-    const output = args[1] ?? 'vadd.sm_100.o'
-    t.equal(r.exitCode, 2, `compile ${args.join(' ')}: status 2 (${r.stderr})`)
-    t.equal(r.stderr.toString(), lines(`cannot write '${output}': directory '${dir}': permission denied (EACCES)`))
-  }
-  t.notOk(fs.existsSync(started), 'ptxas never started')
-  t.same(files(dir), ['old.o'])
-  t.equal(fs.readFileSync(path.join(dir, 'old.o'), 'utf8'), 'previous build')
-})
-
-t.test("the exit status is the Program API's status for the same configuration", async (t) => {
-  const dir = tempDir(t)
-  fs.writeFileSync(path.join(dir, 'garbage.ptx'), 'int main(void) { return 0; }\n')
-  const vadd = examplePtx('vadd', 'sm_100')
-  // ptxas is never reached: each of these fails in create, or in compile before ptxas starts.
-  const rows: Array<[string[], Partial<ProgramConfig>]> = [
-    [['--host-arch', 'arm64ec'], { hostArch: 'arm64ec' }],
-    [['--host-os', 'darwin'], { hostOs: 'darwin' as ProgramConfig['hostOs'] }],
-    [['--host-arch', 'riscv64'], { hostArch: 'riscv64' as ProgramConfig['hostArch'] }],
-    [['-O', '4'], { optLevel: 4 }],
-    [['--device-debug'], { deviceDebug: true }],
-    [['garbage.ptx'], { input: 'int main(void) { return 0; }\n' }],
-    [['--gpu-name', 'sm_90'], { gpuName: 'sm_90' }],
-  ]
-  for (const [args, overrides] of rows) {
-    let status = 0
-    try {
-      await Program.create({ input: vadd, gpuName: 'sm_100', hostArch: 'x86_64', ...overrides }).compile()
-    } catch (error) {
-      status = (error as ProgramError).status
-    }
-    t.not(status, 0, `${args.join(' ')}: the API fails`)
-    t.equal(cli(dir, args).exitCode, status, `${args.join(' ')}: the command exits ${status}, as the API's status`)
-  }
-})
-
-t.test('an output that changes while ptxas runs: decided again at the write; refused there, status 5', skipWithoutPtxas, async (t) => {
-  const dir = tempDir(t)
-  const tools = tempDir(t)
-  // ptxas itself, after making the output path a directory behind the command's back.
-  script(tools, 'ptxas', `#!/bin/sh\nmkdir '${path.join(dir, 'swapped.o')}'\nexec '${PTXAS}' "$@"\n`)
-  const r = cli(dir, ['-o', 'swapped.o'], { env: { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` } })
-  t.equal(r.exitCode, 5, 'the compile produced nothing usable')
-  t.equal(r.err, lines("cannot write 'swapped.o': it is a directory"))
-  t.equal(r.out, '')
-  t.same(files(dir), ['swapped.o'], 'no temp file left')
-  t.same(fs.readdirSync(path.join(dir, 'swapped.o')), [], 'nothing written into the directory')
 })

@@ -1,0 +1,167 @@
+// `tileharness compile -o`, as a subprocess through the harness: a regular file replaced atomically
+// and only by a successful compile, symlinks followed, a character device or FIFO written in place,
+// - as standard output, and what cannot be written refused before ptxas starts (or, when it changes
+// while ptxas runs, at the write).
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import t from 'tap'
+import { spawnChildSync, startChild } from '../../lib/index.js'
+import { ET_REL } from '../../lib/elf/index.js'
+import { script, tempDir } from '../helpers.js'
+import { skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
+import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
+import { ENV_WITHOUT_ROOTS, cli, lines, files } from './compile-helpers.js'
+
+t.test('an existing output file is replaced only by a successful compile', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const target = path.join(dir, 'vadd.sm_100.o')
+  fs.writeFileSync(target, 'previous build')
+  t.equal(cli(dir, ['--host-arch', 'arm64ec']).exitCode, 5)
+  t.equal(fs.readFileSync(target, 'utf8'), 'previous build', 'a failed compile leaves it alone')
+  t.equal(cli(dir, []).exitCode, 0)
+  t.equal(fs.readFileSync(target).readUInt16LE(16), ET_REL, 'a successful one replaces it')
+  t.same(files(dir), ['vadd.sm_100.o'], 'no temp file')
+})
+
+t.test('-o: a file replaced atomically, a symlink followed, a device or FIFO written in place, - is stdout', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  t.equal(cli(dir, ['-o', 'reference.o']).exitCode, 0)
+  const object = fs.readFileSync(path.join(dir, 'reference.o'))
+  const at = (name: string) => path.join(dir, name)
+
+  // A regular file: a new inode renamed over it, its permission bits kept.
+  fs.writeFileSync(at('plain.o'), 'previous build', { mode: 0o640 })
+  fs.chmodSync(at('plain.o'), 0o640)
+  const before = fs.statSync(at('plain.o'))
+  t.equal(cli(dir, ['-o', 'plain.o']).exitCode, 0)
+  const after = fs.statSync(at('plain.o'))
+  t.same(fs.readFileSync(at('plain.o')), object, 'plain.o: the object')
+  t.not(after.ino, before.ino, 'plain.o: replaced by rename, not rewritten in place')
+  t.equal(after.mode & 0o777, 0o640, 'plain.o: mode kept')
+
+  // Symlinks: followed link by link (relative, absolute, through a linked directory); the links stay.
+  fs.mkdirSync(at('build'))
+  fs.writeFileSync(at('build/real.o'), 'previous build')
+  fs.symlinkSync('build/real.o', at('link.o'))
+  fs.symlinkSync(at('link.o'), at('link-to-link.o'))
+  fs.symlinkSync('build', at('build-link'))
+  fs.symlinkSync('not-yet.o', at('build/dangling.o'))
+  for (const [output, target] of [['link.o', 'build/real.o'], ['link-to-link.o', 'build/real.o'], ['build-link/real.o', 'build/real.o'], ['build/dangling.o', 'build/not-yet.o']]) {
+    fs.writeFileSync(at('build/real.o'), 'previous build')
+    const r = cli(dir, ['-o', output])
+    t.equal(r.exitCode, 0, `-o ${output}: ${r.err}`)
+    t.match(r.out, new RegExp(`^${output.replace('.', '\\.')}: 1 kernel for sm_100`), `-o ${output}: the summary names it as given`)
+    t.same(fs.readFileSync(at(target)), object, `-o ${output}: ${target} holds the object`)
+  }
+  for (const link of ['link.o', 'link-to-link.o', 'build-link', 'build/dangling.o']) t.ok(fs.lstatSync(at(link)).isSymbolicLink(), `${link} is still a symlink`)
+
+  // A character device: written, never replaced. As root, a private node for /dev/null's device
+  // (the bug would replace it; /dev/null itself is never risked); otherwise /dev/null.
+  const nullDevice = process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('null'), 'c', '1', '3'] }).exitCode === 0 ? at('null') : '/dev/null'
+  const device = fs.statSync(nullDevice)
+  const toNull = cli(dir, ['-o', nullDevice])
+  t.equal(toNull.exitCode, 0, toNull.err)
+  const deviceAfter = fs.lstatSync(nullDevice)
+  t.ok(deviceAfter.isCharacterDevice(), `${nullDevice} is still a character device`)
+  t.same([deviceAfter.ino, deviceAfter.rdev], [device.ino, device.rdev], `${nullDevice}: the same node`)
+
+  // A FIFO: its reader gets the object.
+  t.equal(spawnChildSync({ file: 'mkfifo', args: [at('fifo')] }).exitCode, 0)
+  const reader = startChild({ file: 'sh', args: ['-c', 'exec cat fifo > from-fifo.o'], cwd: dir, timeout: 60000 })
+  const toFifo = await new Promise<ReturnType<typeof cli>>((resolve) => setImmediate(() => resolve(cli(dir, ['-o', 'fifo']))))
+  t.equal(toFifo.exitCode, 0, toFifo.err)
+  t.equal((await reader.result).exitCode, 0)
+  t.same(fs.readFileSync(at('from-fifo.o')), object, 'the FIFO carried the object')
+  t.ok(fs.lstatSync(at('fifo')).isFIFO(), 'fifo is still a FIFO')
+
+  // Standard output, by every name: the object alone on stdout, the summary on stderr.
+  for (const output of ['-', '/dev/stdout', '/dev/fd/1', '/proc/self/fd/1']) {
+    const r = cli(dir, ['-o', output])
+    t.equal(r.exitCode, 0, `-o ${output}: ${r.err}`)
+    t.same(r.stdout, object, `-o ${output}: the object on stdout`)
+    t.match(r.err, /^standard output: 1 kernel for sm_100, cubin \d+ bytes, object \d+ bytes\n/, `-o ${output}: the summary on stderr`)
+  }
+  const json = cli(dir, ['-o', '-', '--json'])
+  t.equal(json.exitCode, 2, '-o - --json: both would write to stdout')
+  t.equal(json.err, lines('-o - and --json would both write to standard output'))
+  t.same(files(dir).filter((f) => f.startsWith('.')), [], 'no temp file left anywhere')
+})
+
+t.test('-o that cannot be written: refused with what it is, status 2, before ptxas starts', async (t) => {
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  const started = path.join(tools, 'started')
+  script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
+  const env = { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` }
+  const at = (name: string) => path.join(dir, name)
+  fs.mkdirSync(at('a-directory'))
+  fs.writeFileSync(at('a-file'), '')
+  fs.symlinkSync('loop-b', at('loop-a'))
+  fs.symlinkSync('loop-a', at('loop-b'))
+  fs.symlinkSync('nowhere/x.o', at('into-nowhere'))
+  const server = net.createServer().listen(at('a-socket'))
+  await new Promise((resolve) => server.once('listening', resolve))
+  t.teardown(() => { server.close() })
+  const rows: Array<[string, string]> = [
+    ['a-directory', 'it is a directory'],
+    ['.', 'it is a directory'],
+    ['a-socket', 'it is a socket'],
+    ['loop-a', 'too many levels of symbolic links'],
+    ['into-nowhere', `directory '${at('nowhere')}': no such file or directory (ENOENT)`],
+    ['nodir/x.o', `directory '${at('nodir')}': no such file or directory (ENOENT)`],
+    ['a-file/x.o', `'${at('a-file')}' is not a directory`],
+  ]
+  if (process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('a-block-device'), 'b', '7', '0'] }).exitCode === 0) {
+    rows.push(['a-block-device', 'it is a block device (only character devices and FIFOs are written in place)'])
+  }
+  const before = files(dir)
+  for (const [output, why] of rows) {
+    const r = cli(dir, ['-o', output], { env })
+    t.equal(r.exitCode, 2, `-o ${output}: status 2`)
+    t.equal(r.err, lines(`cannot write '${output}': ${why}`), `-o ${output}: says what it is`)
+    t.equal(r.out, '', `-o ${output}: nothing on stdout`)
+  }
+  t.notOk(fs.existsSync(started), 'ptxas never started')
+  t.same(files(dir), before, 'nothing made, nothing replaced')
+  t.ok(fs.lstatSync(at('a-socket')).isSocket(), 'the socket is still a socket')
+})
+
+t.test('-o in a directory this user cannot write: status 2 before ptxas starts (as nobody)', async (t) => {
+  const staged = stageForNobody(t)
+  if (typeof staged === 'string') return t.skip(staged)
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  fs.chmodSync(dir, 0o755) // nobody may enter, not write
+  fs.chmodSync(tools, 0o777)
+  const started = path.join(tools, 'started')
+  script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
+  const env = { ...nodeChildEnv(staged), PATH: `${tools}:${process.env.PATH}` }
+  const main = path.join(staged.root, 'dist/cli/main.js')
+  // An existing file too: replacing it takes a temp file and a rename in the directory, even when
+  // the file itself is writable.
+  fs.writeFileSync(path.join(dir, 'old.o'), 'previous build', { mode: 0o666 })
+  fs.chmodSync(path.join(dir, 'old.o'), 0o666)
+  for (const args of [[], ['-o', 'out.o'], ['-o', path.join(dir, 'out.o')], ['-o', 'old.o']]) {
+    const r = spawnChildSync({ file: staged.wrap[0], args: [...staged.wrap.slice(1), process.execPath, main, 'compile', ...args], cwd: dir, env, timeout: 60000 })
+    const output = args[1] ?? 'vadd.sm_100.o'
+    t.equal(r.exitCode, 2, `compile ${args.join(' ')}: status 2 (${r.stderr})`)
+    t.equal(r.stderr.toString(), lines(`cannot write '${output}': directory '${dir}': permission denied (EACCES)`))
+  }
+  t.notOk(fs.existsSync(started), 'ptxas never started')
+  t.same(files(dir), ['old.o'])
+  t.equal(fs.readFileSync(path.join(dir, 'old.o'), 'utf8'), 'previous build')
+})
+
+t.test('an output that changes while ptxas runs: decided again at the write; refused there, status 5', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  // ptxas itself, after making the output path a directory behind the command's back.
+  script(tools, 'ptxas', `#!/bin/sh\nmkdir '${path.join(dir, 'swapped.o')}'\nexec '${PTXAS}' "$@"\n`)
+  const r = cli(dir, ['-o', 'swapped.o'], { env: { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` } })
+  t.equal(r.exitCode, 5, 'the compile produced nothing usable')
+  t.equal(r.err, lines("cannot write 'swapped.o': it is a directory"))
+  t.equal(r.out, '')
+  t.same(files(dir), ['swapped.o'], 'no temp file left')
+  t.same(fs.readdirSync(path.join(dir, 'swapped.o')), [], 'nothing written into the directory')
+})
