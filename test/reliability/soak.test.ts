@@ -14,7 +14,7 @@ t.test('soak (short): fds, children and RSS back where they started', async t =>
   const r = spawnChildSync({
     file: process.execPath,
     args: ['--expose-gc', '--min-semi-space-size=16', path.join(REPO_ROOT, 'scripts/soak.mjs'), '--sync', '1600', '--async', '1000'],
-    cwd: REPO_ROOT, timeout: 120000,
+    cwd: REPO_ROOT, timeout: 280000,
     // Set up as the script wants (see its header), so it does not start itself again.
     env: { ...nodeChildEnv(), GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536:glibc.malloc.trim_threshold=65536' },
   })

@@ -14,7 +14,7 @@ const MODES: Array<[string, number]> = [['node-sync', 200], ['harness-sync', 200
 t.test('children inherit a stable environment while a SHARE_ENV worker churns it', async t => {
   // One at a time: each run has a churning worker on a core of its own.
   for (const [mode, runs] of MODES) {
-    const r = await runFixture('env-churn.mjs', [mode, String(runs)], { timeoutMs: 60000 })
+    const r = await runFixture('env-churn.mjs', [mode, String(runs)], { timeoutMs: 280000 })
     t.test(r.label, async t => {
       const j = assertHealthy(t, r)
       if (!j) return

@@ -15,7 +15,7 @@ assertFreshBuild(t)
 
 t.test('workers ended while their children run', async t => {
   const ROUNDS: Record<string, number> = { async: 45, sync: 60 }
-  const runs = await runAll(Object.entries(ROUNDS).map(([variant, rounds]) => () => runFixture('worker-teardown.mjs', [variant, String(rounds)], { timeoutMs: 40000 })), 2)
+  const runs = await runAll(Object.entries(ROUNDS).map(([variant, rounds]) => () => runFixture('worker-teardown.mjs', [variant, String(rounds)], { timeoutMs: 180000 })), 2)
   for (const r of runs) {
     t.test(r.label, async t => {
       const j = assertHealthy(t, r)
