@@ -17,6 +17,8 @@ import { RESULTS_FILE, sectionOf } from './bench/results-file.mjs'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const option = name => { const i = process.argv.indexOf(name); return i < 0 ? null : process.argv[i + 1] }
+/** Each command's usage text, by name (a command's module loads on demand). */
+const USAGES = Object.fromEntries(await Promise.all(Object.entries(COMMANDS).map(async ([name, command]) => [name, (await command.load()).usage])))
 const readmeFile = option('--readme') ?? path.join(ROOT, 'README.md')
 const resultsFile = option('--results') ?? RESULTS_FILE
 
@@ -110,9 +112,9 @@ function parts(results) {
   const delay = label => r.find(r.delayHeading, label)
   const farm = label => r.find(r.farmHeading, label)
   const blocks = {
-    'synopsis run': codeBlock(synopsis(COMMANDS.run.usage)),
-    'synopsis bench': codeBlock(synopsis(COMMANDS.bench.usage)),
-    'synopsis compile': codeBlock(synopsis(COMMANDS.compile.usage)),
+    'synopsis run': codeBlock(synopsis(USAGES.run)),
+    'synopsis bench': codeBlock(synopsis(USAGES.bench)),
+    'synopsis compile': codeBlock(synopsis(USAGES.compile)),
     'compile exit statuses': [
       '| status | when |',
       '| --- | --- |',

@@ -71,6 +71,9 @@ export async function eventually(pred: () => boolean, ms = 10000): Promise<boole
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
+/** The `tileharness` command as built (npm test builds it first). */
+export const CLI_MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
+
 /** binding.gyp's action that builds the measuring helper (its command, inputs and outputs). */
 export function helperBuildAction(): { action: string[]; inputs: string[]; outputs: string[] } {
   const gyp = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'binding.gyp'), 'utf8'))

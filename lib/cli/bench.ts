@@ -20,7 +20,7 @@ import { CHILD_OPTIONS, childSpecOf, defaultChildOptions, takeChildOption, type 
 import { combinations, parametersOf, substitute, type ParameterOption, type ParameterValues } from './bench-parameters.js'
 import { UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
 import { OutputRefused, errnoText, isStandardOutput, resolveOutput, writeOutput } from './output.js'
-import { HARNESS_FAILURE } from './run.js'
+import { HARNESS_FAILURE } from './status.js'
 
 export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --max-runs N] [--warmup 1] [--timeout 30s]
                          [--rlimit as=2G]... [-P NAME LO HI [-D STEP] | -L NAME A,B,C]...

@@ -1,44 +1,47 @@
 // The `tileharness` commands, their one-line summaries, usage texts and exit statuses: one table
 // read by main.ts (dispatch, --help, `help [command]`), and by scripts/readme.mjs, which writes the
-// README's synopses from the same usage texts.
+// README's synopses from the same usage texts. Each command's module is loaded only when that
+// command runs: `tileharness run` never loads the CUDA layer, and a usage error at the top level
+// loads no command at all (a CLI that starts in the time Node itself takes).
 import { readFileSync } from 'node:fs'
-import { BENCH_USAGE, benchCommand } from './bench.js'
-import { COMPILE_USAGE, CONFIGURATION, COMPILE_FAILED, compileCommand } from './compile.js'
-import { HARNESS_FAILURE, RUN_USAGE, runCommand } from './run.js'
+import { CONFIGURATION, COMPILE_FAILED, HARNESS_FAILURE } from './status.js'
+
+/** What a command's module gives once loaded. */
+export interface CommandModule {
+  /** What --help prints: the synopsis (the lines up to the first blank one), then the options. */
+  usage: string
+  main(argv: string[]): Promise<number>
+}
 
 export interface Command {
   /** One line for the list of commands. */
   summary: string
-  /** What --help prints: the synopsis (the lines up to the first blank one), then the options. */
-  usage: string
   /** The exit status of a bad command line. */
   usageStatus: number
   /** The exit status of a failure nothing more specific covers. */
   failureStatus: number
-  main(argv: string[]): Promise<number>
+  /** Loads the command's module (import() evaluates it once). */
+  load(): Promise<CommandModule>
 }
 
 export const COMMANDS: Readonly<Record<string, Command>> = Object.freeze({
   run: {
     summary: 'run a command through the harness (timeout, rlimits, setsid, resource usage)',
-    usage: RUN_USAGE,
     usageStatus: HARNESS_FAILURE,
     failureStatus: HARNESS_FAILURE,
-    main: runCommand,
+    load: async () => { const m = await import('./run.js'); return { usage: m.RUN_USAGE, main: m.runCommand } },
   },
   compile: {
     summary: 'assemble PTX with ptxas into a host object (no arguments: the vadd example for sm_100)',
-    usage: COMPILE_USAGE,
     usageStatus: CONFIGURATION,
     failureStatus: COMPILE_FAILED,
-    main: compileCommand,
+    load: async () => { const m = await import('./compile.js'); return { usage: m.COMPILE_USAGE, main: m.compileCommand } },
   },
   bench: {
     summary: 'benchmark commands: wall time, CPU, max RSS, faults, context switches per run',
-    usage: BENCH_USAGE,
     usageStatus: HARNESS_FAILURE,
     failureStatus: HARNESS_FAILURE,
-    main: benchCommand,
+    load: async () => { const m = await import('./bench.js'); return { usage: m.BENCH_USAGE, main: m.benchCommand } },
   },
 })
 

@@ -15,6 +15,7 @@ import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernel
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
 import { OutputRefused, errnoText, isStandardOutput, resolveOutput, writeOutput } from './output.js'
+import { CONFIGURATION, COMPILE_FAILED } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
 
 /**
@@ -84,10 +85,6 @@ ${COMPILE_EXIT_STATUSES.map(([status, when]) => hangingIndent(`  ${status}  `, w
 
 /** The Program fields create checks against the ptxas at hand or each other, as options. */
 const OPTION_OF_FIELD: Readonly<Record<string, string>> = { ptxasOptions: '--ptxas-options', dumpSassCommand: '--dump-sass' }
-
-/** Usage errors are configuration errors: status 2, as the Program's own. */
-export const CONFIGURATION = 2
-export const COMPILE_FAILED = 5
 
 /** `text` wrapped at `width` columns, its first line after `first`, the rest indented as far. */
 function hangingIndent(first: string, text: string, width: number): string {

@@ -3,9 +3,9 @@
 // line each, never a stack trace; a bad command line adds "Try 'tileharness run --help' for more
 // information." and exits with the command's usage status (125; `compile`: 2, the Program's
 // configuration status). --help, -h and `help [command]` print on stdout and exit 0.
-import { COMMANDS, USAGE, versionText, type Command } from './commands.js'
+import { COMMANDS, USAGE, versionText, type Command, type CommandModule } from './commands.js'
 import { HelpRequested, UsageError } from './options.js'
-import { HARNESS_FAILURE } from './run.js'
+import { HARNESS_FAILURE } from './status.js'
 
 // A reader that goes away (`tileharness run --json -- true | head -c0`) is not this command's
 // failure: what is left to write is dropped and the exit status stays the one it would have been,
@@ -32,6 +32,20 @@ function commandNamed(name: string): Command | undefined {
   return Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
 }
 
+/**
+ * A command's module, or the status to exit with when it cannot be loaded (the native addon
+ * missing or built for another ABI): one line naming the command, as any other failure of it.
+ */
+async function load(name: string, command: Command): Promise<CommandModule | number> {
+  try {
+    return await command.load()
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    say(`tileharness ${name}`, `cannot load the command: ${message.split('\n')[0]}`)
+    return command.failureStatus
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv
   if (name === undefined) return usageError('tileharness', 'no command given', HARNESS_FAILURE)
@@ -47,17 +61,25 @@ async function main(argv: string[]): Promise<number> {
     if (rest.length > 1) return usageError('tileharness help', `extra operand '${rest[1]}'`, HARNESS_FAILURE)
     const topic = rest.length === 0 ? null : commandNamed(rest[0])
     if (topic === undefined) return usageError('tileharness help', `unknown command '${rest[0]}'`, HARNESS_FAILURE)
-    process.stdout.write((topic === null ? USAGE : topic.usage) + '\n')
+    if (topic === null) {
+      process.stdout.write(USAGE + '\n')
+      return 0
+    }
+    const loaded = await load(rest[0], topic)
+    if (typeof loaded === 'number') return loaded
+    process.stdout.write(loaded.usage + '\n')
     return 0
   }
   if (name.startsWith('-')) return usageError('tileharness', `unknown option ${name}`, HARNESS_FAILURE)
   const command = commandNamed(name)
   if (command === undefined) return usageError('tileharness', `unknown command '${name}'`, HARNESS_FAILURE)
+  const loaded = await load(name, command)
+  if (typeof loaded === 'number') return loaded
   try {
-    return await command.main(rest)
+    return await loaded.main(rest)
   } catch (error) {
     if (error instanceof HelpRequested) {
-      process.stdout.write(command.usage + '\n')
+      process.stdout.write(loaded.usage + '\n')
       return 0
     }
     if (error instanceof UsageError) return usageError(`tileharness ${name}`, error.message, command.usageStatus, `tileharness ${name} --help`)

@@ -4,10 +4,8 @@ import { startChild, signalName, signalNumber, type ChildResult, type ChildSpec 
 import { spawnFailureMessage } from '../spawn-failure.js'
 import { CHILD_OPTIONS, childSpecOf, defaultChildOptions, takeChildOption } from './child-options.js'
 import { UsageError, parseCommandLine, type OptionTable } from './options.js'
+import { HARNESS_FAILURE } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
-
-/** coreutils timeout's status for its own failures: a bad option, a command that could not be started. */
-export const HARNESS_FAILURE = 125
 
 export const RUN_USAGE = `usage: tileharness run [--timeout 5s] [--kill-after 2s] [--signal SIG] [--rlimit as=2G]...
                        [--setsid] [--cwd DIR] [--env K=V]... [--merge-stderr] [--launcher L]

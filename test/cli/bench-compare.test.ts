@@ -8,9 +8,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, tempDir } from '../helpers.js'
 
-const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
   spawnChildSync({ file: process.execPath, args: [MAIN, 'bench', ...args], timeout: 120000, ...extra })
 

@@ -6,9 +6,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, tempDir } from '../helpers.js'
 
-const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
   spawnChildSync({ file: process.execPath, args: [MAIN, 'bench', ...args], timeout: 120000, ...extra })
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'))

@@ -6,10 +6,9 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { FIGURES } from '../../lib/bench/figures.js'
-import { REPO_ROOT, script, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, script, tempDir } from '../helpers.js'
 import { nodeChildEnv, slowHelperEnv, stageForNobody } from '../reliability/helpers.js'
 
-const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
   spawnChildSync({ file: process.execPath, args: [MAIN, 'bench', ...args], timeout: 120000, ...extra })
 const has = (program: string) => spawnChildSync({ file: 'sh', args: ['-c', `command -v ${program}`], stdout: 'pipe' }).exitCode === 0

@@ -1,13 +1,12 @@
 // Shared by the `tileharness compile` end-to-end tests (compile*.test.ts): the CLI run as a
 // subprocess through the harness, and the shapes of its messages.
 import fs from 'node:fs'
-import path from 'node:path'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { searchPath } from '../../lib/cuda/index.js'
 import { EM_AARCH64, EM_X86_64 } from '../../lib/elf/index.js'
-import { REPO_ROOT } from '../helpers.js'
+import { CLI_MAIN as MAIN } from '../helpers.js'
 
-export const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
+export { MAIN }
 export const NATIVE_MACHINE = process.arch === 'arm64' ? EM_AARCH64 : EM_X86_64
 export const READELF = searchPath('readelf', process.env)
 export const PREFIX = 'tileharness compile: '

@@ -19,10 +19,9 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild } from '../../lib/index.js'
 import { runPtxas } from '../../lib/cuda/index.js'
-import { REPO_ROOT, processState, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, processState, tempDir } from '../helpers.js'
 import { PTXAS, bigPtx, kernelPtx, skipWithoutPtxas } from '../fixtures/cuda/helpers.js'
 
-const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 /** How long a ptxas that should already be dead is waited for before the row fails. */
 const OUTLIVED_MS = 60_000
 

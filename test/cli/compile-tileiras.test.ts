@@ -8,10 +8,9 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
 import { runPtxas } from '../../lib/cuda/index.js'
-import { REPO_ROOT, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, tempDir } from '../helpers.js'
 import { kernelPtx, skipWithoutPtxas } from '../fixtures/cuda/helpers.js'
 
-const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const HOST_ARCH = process.arch === 'arm64' ? 'aarch64' : 'x86_64'
 const TILE_IR_MAGIC = Buffer.from([0x7f, 0x54, 0x69, 0x6c, 0x65, 0x49, 0x52, 0x00])
 

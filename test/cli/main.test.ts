@@ -6,9 +6,8 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
 import { COMMANDS, synopsis } from '../../lib/cli/commands.js'
-import { REPO_ROOT } from '../helpers.js'
+import { CLI_MAIN as MAIN, REPO_ROOT } from '../helpers.js'
 
-const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const cli = (args: string[]) => {
   const r = spawnChildSync({ file: process.execPath, args: [MAIN, ...args], timeout: 60000 })
   return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
@@ -31,10 +30,11 @@ t.test('--help, -h and help: the list of commands on stdout, exit 0', async t =>
 
 t.test("each command's usage: CMD --help, CMD -h and help CMD print the same, on stdout", async t => {
   for (const [name, command] of Object.entries(COMMANDS)) {
+    const { usage } = await command.load()
     const help = cli([name, '--help'])
-    t.same(help, { code: 0, out: command.usage + '\n', err: '' }, `${name} --help`)
+    t.same(help, { code: 0, out: usage + '\n', err: '' }, `${name} --help`)
     t.match(help.out, new RegExp(`^usage: tileharness ${name} `), `${name}: starts with its synopsis`)
-    const [first, ...rest] = synopsis(command.usage).split('\n')
+    const [first, ...rest] = synopsis(usage).split('\n')
     const indent = ' '.repeat(`tileharness ${name} `.length)
     t.ok(first.startsWith(`tileharness ${name} [`) && rest.every(line => line.startsWith(`${indent}[`)), `${name}: the synopsis's lines line up`)
     t.match(help.out, /^ {2}-h, --help +print this and exit$/m, `${name}: documents -h, --help`)
@@ -67,4 +67,22 @@ t.test('a bad command line: two lines on stderr, the usage status, nothing on st
   for (const [args, code, err] of rows) {
     t.same(cli(args), { code, out: '', err }, `tileharness ${args.join(' ')}`)
   }
+})
+
+t.test('a command is loaded only when it runs: without a loadable addon, the top level still answers', async t => {
+  // TILEHARNESS_ADDON names the addon file to load; a missing one fails every command that spawns.
+  const broken = (args: string[]) => {
+    const r = spawnChildSync({ file: process.execPath, args: [MAIN, ...args], env: { ...process.env, TILEHARNESS_ADDON: '/nonexistent/tileharness.node' }, timeout: 60000 })
+    return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
+  }
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'))
+  t.same(broken(['--version']), { code: 0, out: `tileharness ${pkg.version}\n`, err: '' }, '--version')
+  t.same(broken(['--help']), cli(['--help']), '--help')
+  t.same(broken(['frobnicate']).code, 125, 'a usage error at the top level')
+  // The command itself says, in one line, that it cannot start, with its own failure status.
+  const cannot = (name: string) => `tileharness ${name}: cannot load the command: Cannot find module '/nonexistent/tileharness.node'\n`
+  t.same(broken(['run', '--', 'true']), { code: 125, out: '', err: cannot('run') }, 'run')
+  t.same(broken(['bench', 'true']), { code: 125, out: '', err: cannot('bench') }, 'bench')
+  t.same(broken(['compile']), { code: 5, out: '', err: cannot('compile') }, 'compile')
+  t.same(broken(['help', 'run']), { code: 125, out: '', err: cannot('run') }, 'help run')
 })

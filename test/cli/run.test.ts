@@ -1,11 +1,9 @@
 // `tileharness run` end to end, as a subprocess: output, exit codes, options.
 import fs from 'node:fs'
-import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, eventually, processState, script, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, eventually, processState, script, tempDir } from '../helpers.js'
 
-const MAIN = path.join(REPO_ROOT, 'dist/cli/main.js')
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
   spawnChildSync({ file: process.execPath, args: [MAIN, ...args], timeout: 60000, ...extra })
 
