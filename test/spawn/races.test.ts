@@ -91,16 +91,26 @@ t.test('kill() and abort after the child exited kill nothing', async t => {
 
 t.test("a deadline is independent of kill()'s escalation", async t => {
   for (const { launcher, measure, label } of WAYS) {
-    // kill('SIGTERM') early, with forceKillAfterDelay 2 s; the deadline at 300 ms must still act
-    // (TERM ignored, then its own SIGKILL 400 ms later): timedOut, long before kill()'s SIGKILL.
-    const child = startChild({
-      file: 'sh', args: ['-c', "trap '' TERM; echo ready; sleep 10"], measure, launcher,
-      timeout: 300, killSignal: 'SIGTERM', forceKillAfterDelay: 400,
-    })
-    await new Promise(resolve => child.stdout.once('data', resolve))
-    t.equal(child.kill('SIGTERM'), true)
-    const r = await child.result
-    t.same({ timedOut: r.timedOut, signal: r.signal }, { timedOut: true, signal: 'SIGKILL' }, `${label}: the deadline acted`)
+    // kill('SIGTERM') once the trap is set; the deadline must still act (TERM ignored, then its
+    // own SIGKILL): timedOut, although kill()'s SIGKILL, forceKillAfterDelay after kill(), could
+    // only come after the deadline. A deadline that found the shell before its trap (a busy
+    // machine) ends it by SIGTERM with no 'ready': then again with twice the deadline.
+    for (let deadline = 300; ; deadline *= 2) {
+      const child = startChild({
+        file: 'sh', args: ['-c', "trap '' TERM; echo ready; sleep 10"], measure, launcher,
+        timeout: deadline, killSignal: 'SIGTERM', forceKillAfterDelay: deadline + 100,
+      })
+      const ready = await Promise.race([
+        new Promise<boolean>(resolve => child.stdout.once('data', () => resolve(true))),
+        child.result.then(() => false),
+      ])
+      if (!ready && deadline < 20000) continue
+      t.ok(ready, `${label}: the shell set its trap before the deadline`)
+      t.equal(child.kill('SIGTERM'), true)
+      const r = await child.result
+      t.same({ timedOut: r.timedOut, signal: r.signal }, { timedOut: true, signal: 'SIGKILL' }, `${label}: the deadline acted`)
+      break
+    }
   }
 })
 
