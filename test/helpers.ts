@@ -87,6 +87,23 @@ import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpe
 
 export type Run = (spec: ChildSpec) => Promise<ChildResult>
 
+/**
+ * `run(spec)`, again with twice the deadline (up to 20 s) while `setUp(result)` says the deadline
+ * came before the child had done what the case needs first: set a trap, stopped itself, printed a
+ * pid. A busy machine's shell can take longer to start than any fixed deadline, so a case that
+ * needs one started gets a short first deadline and room after it; nothing here is timed. With a
+ * new session or process group, what the shell had started is killed before the next try.
+ */
+export async function withRoomToStart(run: Run, spec: ChildSpec & { timeout: number }, setUp: (r: ChildResult) => boolean): Promise<ChildResult> {
+  for (let timeout = spec.timeout; ; timeout *= 2) {
+    const r = await run({ ...spec, timeout })
+    if (setUp(r) || timeout >= 20000) return r
+    if ((spec.setsid || spec.terminal || spec.processGroup === true) && r.pid > 0) {
+      try { process.kill(-r.pid, 'SIGKILL') } catch { /* none left */ }
+    }
+  }
+}
+
 /** The three APIs every behaviour table runs through: the same spec, the same result type.
  * startChild's live streams (and its terminal, with one) are read by 'data' listeners that drop what they see (the streams have
  * backpressure: unread, they would stop the pipe; the result carries the output), and its

@@ -4,8 +4,8 @@
 // to the reaper thread. Every path (API × launcher × measure); afterwards no fd, child, zombie or
 // orphan.
 import t from 'tap'
-import { spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { eachPath, eventually, paths, processState, type Run } from '../helpers.js'
+import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
+import { eachPath, eventually, paths, processState, withRoomToStart, type Run } from '../helpers.js'
 import { baseline } from './helpers.js'
 
 // The first child that wouldn't die starts the reaper thread and its wake-up pipe, kept for the
@@ -19,20 +19,9 @@ await eventually(() => processState(warm.pid) === 'gone')
 const IGNORES_TERM = ['-c', 'trap "" TERM; echo ready; exec sleep 100']
 const DEADLINE = 300
 
-/**
- * `run(spec)`, again with twice the deadline while the deadline's SIGTERM reached the shell before
- * it had set its trap or stopped itself: the shell then ends by that SIGTERM, which no case here
- * is about (each expects SIGKILL, or no signal). A busy machine's shell can take longer to start
- * than any fixed deadline.
- */
-async function pastSetup(run: Run, spec: ChildSpec & { timeout: number }): Promise<ChildResult> {
-  for (let timeout = spec.timeout; ; timeout *= 2) {
-    const r = await run({ ...spec, timeout })
-    if (r.signal !== 'SIGTERM' || timeout >= 20000) return r
-    // A group member the shell had started is left stopped or sleeping: end it before trying again.
-    if (spec.setsid && r.pid > 0) try { process.kill(-r.pid, 'SIGKILL') } catch { /* none left */ }
-  }
-}
+/** `run(spec)`, again with a longer deadline while the shell ended by a SIGTERM that came before
+ * its trap was set (or before it stopped itself), which no case here is about. */
+const pastSetup = (run: Run, spec: ChildSpec & { timeout: number }) => withRoomToStart(run, spec, r => r.signal !== 'SIGTERM')
 
 t.test('a child that ignores SIGTERM under kill escalation', t => eachPath(t, '', async (t, { run }) => {
   const before = baseline()

@@ -51,12 +51,15 @@ t.test('output streams while the child runs; the result keeps the whole buffers'
 })
 
 t.test('the first chunk arrives before the result settles', async t => {
+  // The child cannot end before the chunk is seen: it waits for its stdin to close, which
+  // happens only then.
   let settled = false
-  const child = startChild({ file: 'sh', args: ['-c', 'echo early; sleep 0.5; echo late'] })
+  const child = startChild({ file: 'sh', args: ['-c', 'echo early; cat >/dev/null; echo late'], stdin: 'pipe' })
   child.result.then(() => { settled = true })
   await new Promise(resolve => child.stdout.once('data', resolve))
   t.equal(settled, false, 'streamed before the child ended')
-  await child.result
+  child.stdin!.end()
+  t.equal((await child.result).stdout.toString(), 'early\nlate\n')
 })
 
 t.test('streams see everything even past maxBuffer; the result is truncated and flagged', async t => {
@@ -225,14 +228,17 @@ for (const [name, extra] of DEATH_SIGNAL_PATHS) t.test(`PR_SET_PDEATHSIG: a SIGK
 
 t.test('waiting never occupies the libuv threadpool', async t => {
   // With a threadpool of one thread, a file read must complete while 8 children are still
-  // running: if any wait sat on the pool, the read would queue behind it.
+  // running: if any wait sat on the pool, the read would queue behind it (and, as the children
+  // end only when aborted after the read, never complete).
   const code = `
     const fs = require('fs')
     const { spawnChild } = require(${JSON.stringify(REPO_ROOT)})
     let ended = 0
-    const all = Array.from({ length: 8 }, () => spawnChild({ file: 'sleep', args: ['1'] }).then(() => { ended++ }))
-    fs.promises.readFile(__filename === '[eval]' ? '/proc/self/status' : __filename).then(() => {
+    const stop = new AbortController()
+    const all = Array.from({ length: 8 }, () => spawnChild({ file: 'sleep', args: ['100'], signal: stop.signal }).then(() => { ended++ }))
+    fs.promises.readFile('/proc/self/status').then(() => {
       console.log('read done, children ended: ' + ended)
+      stop.abort()
       return Promise.all(all)
     })
   `

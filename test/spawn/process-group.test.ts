@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import t from 'tap'
 import { startChild } from '../../lib/index.js'
-import { eachPath, eventually, processState } from '../helpers.js'
+import { eachPath, eventually, processState, withRoomToStart } from '../helpers.js'
 
 // pid, pgid and sid of the shell itself (fields 5 and 6 of its /proc stat; its comm, "sh", has no space).
 const IDS = 'echo $$ $(cut -d" " -f5,6 /proc/$$/stat)'
@@ -24,7 +24,7 @@ t.test('processGroup: true or 0, the child leads a new group in the parent\'s se
 }))
 
 t.test('processGroup: the deadline\'s kill reaches the whole group, grandchildren too', t => eachPath(t, '', async (t, { run }) => {
-  const r = await run({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], processGroup: true, timeout: 1000 })
+  const r = await withRoomToStart(run, { file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], processGroup: true, timeout: 300 }, r => r.stdout.length > 0)
   t.equal(r.timedOut, true)
   const grandchild = Number(r.stdout.toString().trim())
   t.ok(grandchild > 0, 'the grandchild started before the deadline')

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChild, spawnChildSync, startChild, type ChildProcess, type ChildSpec } from '../../lib/index.js'
-import { childPids, eachPath, eventually, MEASURE, openFds, processState, script, tempDir } from '../helpers.js'
+import { childPids, eachPath, eventually, MEASURE, openFds, processState, script, tempDir, withRoomToStart } from '../helpers.js'
 
 const TERMINAL_LAUNCHERS = ['auto', 'fork'] as const
 
@@ -79,7 +79,7 @@ t.test('a child that closes its terminal fds before it exits is not hung up', t 
 t.test('a deadline kills the child and its whole group', t => eachPath(t, '', async (t, { run }) => {
   // The grandchild ignores SIGHUP (inherited from the trap): the hangup its session leader's death
   // sends would otherwise end it, and the group kill would not be what is tested.
-  const r = await run({ file: 'sh', args: ['-c', 'trap "" HUP; sleep 100 & echo $!; wait'], terminal: true, timeout: 1000 })
+  const r = await withRoomToStart(run, { file: 'sh', args: ['-c', 'trap "" HUP; sleep 100 & echo $!; wait'], terminal: true, timeout: 300 }, r => r.stdout.length > 0)
   t.same([r.timedOut, r.signal], [true, 'SIGKILL'])
   const grandchild = Number(lines(r.stdout)[0])
   t.ok(grandchild > 0, 'the grandchild started before the deadline')

@@ -1,7 +1,8 @@
 // Timeouts: SIGALRM at the deadline, kill, reap; escalation; the "wouldn't die" path; whole
 // process groups with setsid. Run through every path (API × launcher × measure).
 import t from 'tap'
-import { eachPath, eventually, processState } from '../helpers.js'
+import type { ChildSpec } from '../../lib/index.js'
+import { eachPath, eventually, processState, withRoomToStart } from '../helpers.js'
 
 t.test('deadline kills and reaps', t => eachPath(t, '', async (t, { run }) => {
   const r = await run({ file: 'sleep', args: ['10'], timeout: 150 })
@@ -36,14 +37,14 @@ t.test('killSignal and forceKillAfterDelay', t => eachPath(t, '', async (t, { ru
   t.equal(term.timedOut, true)
   t.equal(term.diagnostic, 'Child timed out')
   // A child that ignores SIGTERM: SIGKILL follows after the delay.
-  const stubborn = await run({
-    // The deadline leaves the shell ample time to install its trap, even on a loaded machine.
+  // (A deadline that came before the shell's trap ends it by SIGTERM: then a longer one.)
+  const stubborn = await withRoomToStart(run, {
     file: 'sh', args: ['-c', 'trap "" TERM; while :; do sleep 0.05; done'], setsid: true,
-    timeout: 1000, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher: launcher === 'fork' ? 'fork' : 'auto',
-  })
+    timeout: 300, killSignal: 'SIGTERM', forceKillAfterDelay: 100, launcher: launcher === 'fork' ? 'fork' : 'auto',
+  }, r => r.signal !== 'SIGTERM')
   t.equal(stubborn.signal, 'SIGKILL')
   t.equal(stubborn.timedOut, true)
-  t.ok(stubborn.durationMs >= 1100, 'SIGKILL came after the deadline plus the delay')
+  t.ok(stubborn.durationMs >= 400, 'SIGKILL came after the deadline plus the delay')
 }))
 
 t.test("wouldn't die: reported after the grace period, reaped later", t => eachPath(t, '', async (t, { run }) => {
@@ -62,9 +63,10 @@ t.test("wouldn't die: reported after the grace period, reaped later", t => eachP
 
 t.test('setsid: the kill reaches the whole process group', t => eachPath(t, '', async (t, { run }) => {
   // The grandchild prints its pid; on timeout the group kill must take it too. The deadline is
-  // what ends the child, so it is long enough for a loaded machine's shell to print the pid first
+  // what ends the child: longer while a loaded machine's shell had not printed the pid by then
   // (its first output was seen 423 ms late under load); nothing here times it.
-  const r = await run({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], setsid: true, timeout: 1500 })
+  const printed = (spec: ChildSpec & { timeout: number }) => withRoomToStart(run, spec, r => r.stdout.length > 0)
+  const r = await printed({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], setsid: true, timeout: 300 })
   t.equal(r.launcher, 'fork')
   t.equal(r.timedOut, true)
   const grandchild = Number(r.stdout.toString().trim())
@@ -72,7 +74,7 @@ t.test('setsid: the kill reaches the whole process group', t => eachPath(t, '', 
   t.ok(await eventually(() => processState(grandchild) !== 'alive'), 'grandchild killed with the group')
 
   // Without setsid only the child is killed: the grandchild survives (so the test above can fail).
-  const lone = await run({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 1500 })
+  const lone = await printed({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 300 })
   const survivor = Number(lone.stdout.toString().trim())
   t.ok(survivor > 0, 'grandchild pid read')
   // Never kill(0): that would be this test's own process group.
