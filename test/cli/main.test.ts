@@ -71,8 +71,10 @@ t.test('a bad command line: two lines on stderr, the usage status, nothing on st
 
 t.test('a command is loaded only when it runs: without a loadable addon, the top level still answers', async t => {
   // TILEHARNESS_ADDON names the addon file to load; a missing one fails every command that spawns.
+  // Without NODE_OPTIONS: under check:asan it carries a preload that would put the addon back.
+  const { NODE_OPTIONS: _, ...env } = process.env
   const broken = (args: string[]) => {
-    const r = spawnChildSync({ file: process.execPath, args: [MAIN, ...args], env: { ...process.env, TILEHARNESS_ADDON: '/nonexistent/tileharness.node' }, timeout: 60000 })
+    const r = spawnChildSync({ file: process.execPath, args: [MAIN, ...args], env: { ...env, TILEHARNESS_ADDON: '/nonexistent/tileharness.node' }, timeout: 60000 })
     return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
   }
   const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'))
