@@ -85,7 +85,7 @@ found=0
 # The sanitizers' own line shapes ("==PID==ERROR: AddressSanitizer: ...", "file.cc:12:34: runtime
 # error: ..."), not any line naming them: the hostile tests' assertions are called "stderr has no
 # /runtime error:/", and tap prints every one of them.
-if grep -nE '==[0-9]+==ERROR: (Address|Leak)Sanitizer|:[0-9]+:[0-9]+: runtime error:' "$log"; then found=1; fi
+if grep -anE '==[0-9]+==ERROR: (Address|Leak)Sanitizer|:[0-9]+:[0-9]+: runtime error:' "$log"; then found=1; fi
 for f in "$reports"/asan.* "$reports"/ubsan.*; do
   [ -e "$f" ] || continue
   echo "=== sanitizer report $f"
