@@ -90,11 +90,11 @@ export type Run = (spec: ChildSpec) => Promise<ChildResult>
 /**
  * `run(spec)`, again with twice the deadline (up to 20 s) while `setUp(result)` says the deadline
  * came before the child had done what the case needs first: set a trap, stopped itself, printed a
- * pid. A busy machine's shell can take longer to start than any fixed deadline, so a case that
+ * pid (the default: it printed anything). A busy machine's shell can take longer to start than any fixed deadline, so a case that
  * needs one started gets a short first deadline and room after it; nothing here is timed. With a
  * new session or process group, what the shell had started is killed before the next try.
  */
-export async function withRoomToStart(run: Run, spec: ChildSpec & { timeout: number }, setUp: (r: ChildResult) => boolean): Promise<ChildResult> {
+export async function withRoomToStart(run: Run, spec: ChildSpec & { timeout: number }, setUp = (r: ChildResult) => r.stdout.length > 0): Promise<ChildResult> {
   for (let timeout = spec.timeout; ; timeout *= 2) {
     const r = await run({ ...spec, timeout })
     if (setUp(r) || timeout >= 20000) return r

@@ -36,8 +36,7 @@ t.test('a SIGKILL at the deadline reaches the target itself, whose rusage is sti
   // The helper reports the target's pid when it starts it, and the harness signals the target
   // directly: SIGKILL included, which no helper could forward. The helper then reaps and reports.
   // The deadline is 200 ms, longer while a busy machine's shell had not printed its pid by then.
-  const printed = (spec: ChildSpec & { timeout: number }) => withRoomToStart(run, spec, r => r.stdout.length > 0)
-  const r = await printed({ file: 'sh', args: ['-c', 'echo $$; exec sleep 100'], timeout: 200 })
+  const r = await withRoomToStart(run, { file: 'sh', args: ['-c', 'echo $$; exec sleep 100'], timeout: 200 })
   t.equal(r.timedOut, true)
   t.equal(r.signal, 'SIGKILL', "the target was killed by the deadline's SIGKILL")
   const target = Number(r.stdout.toString().trim())
@@ -45,7 +44,7 @@ t.test('a SIGKILL at the deadline reaches the target itself, whose rusage is sti
   t.equal(r.rusageSource, 'helper', "the rusage is the target's, from the helper's report")
   t.ok(r.rusage.maxRSS > 0 && r.rusage.maxRSS < 20 * 1024, `the target's own max RSS (${r.rusage.maxRSS} KiB), not this process's`)
   t.ok(await eventually(() => processState(target) !== 'alive'), 'the target is gone')
-  const grouped = await printed({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 200, setsid: true })
+  const grouped = await withRoomToStart(run, { file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 200, setsid: true })
   const pid = Number(grouped.stdout.toString().trim())
   t.ok(pid > 0, 'the shell printed its background pid')
   t.ok(await eventually(() => processState(pid) !== 'alive'), 'with setsid the whole group goes')

@@ -79,7 +79,7 @@ t.test('a child that closes its terminal fds before it exits is not hung up', t 
 t.test('a deadline kills the child and its whole group', t => eachPath(t, '', async (t, { run }) => {
   // The grandchild ignores SIGHUP (inherited from the trap): the hangup its session leader's death
   // sends would otherwise end it, and the group kill would not be what is tested.
-  const r = await withRoomToStart(run, { file: 'sh', args: ['-c', 'trap "" HUP; sleep 100 & echo $!; wait'], terminal: true, timeout: 300 }, r => r.stdout.length > 0)
+  const r = await withRoomToStart(run, { file: 'sh', args: ['-c', 'trap "" HUP; sleep 100 & echo $!; wait'], terminal: true, timeout: 300 })
   t.same([r.timedOut, r.signal], [true, 'SIGKILL'])
   const grandchild = Number(lines(r.stdout)[0])
   t.ok(grandchild > 0, 'the grandchild started before the deadline')

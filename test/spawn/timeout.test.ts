@@ -1,7 +1,6 @@
 // Timeouts: SIGALRM at the deadline, kill, reap; escalation; the "wouldn't die" path; whole
 // process groups with setsid. Run through every path (API × launcher × measure).
 import t from 'tap'
-import type { ChildSpec } from '../../lib/index.js'
 import { eachPath, eventually, processState, withRoomToStart } from '../helpers.js'
 
 t.test('deadline kills and reaps', t => eachPath(t, '', async (t, { run }) => {
@@ -65,8 +64,7 @@ t.test('setsid: the kill reaches the whole process group', t => eachPath(t, '', 
   // The grandchild prints its pid; on timeout the group kill must take it too. The deadline is
   // what ends the child: longer while a loaded machine's shell had not printed the pid by then
   // (its first output was seen 423 ms late under load); nothing here times it.
-  const printed = (spec: ChildSpec & { timeout: number }) => withRoomToStart(run, spec, r => r.stdout.length > 0)
-  const r = await printed({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], setsid: true, timeout: 300 })
+  const r = await withRoomToStart(run, { file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], setsid: true, timeout: 300 })
   t.equal(r.launcher, 'fork')
   t.equal(r.timedOut, true)
   const grandchild = Number(r.stdout.toString().trim())
@@ -74,7 +72,7 @@ t.test('setsid: the kill reaches the whole process group', t => eachPath(t, '', 
   t.ok(await eventually(() => processState(grandchild) !== 'alive'), 'grandchild killed with the group')
 
   // Without setsid only the child is killed: the grandchild survives (so the test above can fail).
-  const lone = await printed({ file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 300 })
+  const lone = await withRoomToStart(run, { file: 'sh', args: ['-c', 'sleep 100 & echo $!; wait'], timeout: 300 })
   const survivor = Number(lone.stdout.toString().trim())
   t.ok(survivor > 0, 'grandchild pid read')
   // Never kill(0): that would be this test's own process group.
