@@ -5,15 +5,21 @@
 //         time budget is spent: TILEHARNESS_FUZZ_SECONDS (default 30) per property
 //
 // TILEHARNESS_FUZZ_SEED=<n> replays a run; a failure prints its seed and counterexample path.
+// A run whose promise has not settled after RUN_LIMIT_MS fails as a counterexample, printed like
+// any other, rather than holding the file until tap's own limit kills it with nothing to show.
+// Shrinking such a failure tries more runs that may hang as long: a short property stops after
+// SHORT_LIMIT_MS, and reports what it has (a counterexample, or the runs made so far).
 import fc from 'fast-check'
 
 export const LONG = process.env.TILEHARNESS_FUZZ === 'long'
 const SECONDS = Number(process.env.TILEHARNESS_FUZZ_SECONDS ?? 30)
+const RUN_LIMIT_MS = 30_000
+const SHORT_LIMIT_MS = 100_000
 const SEED = process.env.TILEHARNESS_FUZZ_SEED === undefined ? undefined : Number(process.env.TILEHARNESS_FUZZ_SEED)
 
 export function budget(shortRuns: number): fc.Parameters<unknown> {
-  const base: fc.Parameters<unknown> = SEED === undefined ? {} : { seed: SEED }
-  if (!LONG) return { ...base, numRuns: shortRuns }
+  const base: fc.Parameters<unknown> = { timeout: RUN_LIMIT_MS, ...(SEED === undefined ? {} : { seed: SEED }) }
+  if (!LONG) return { ...base, numRuns: shortRuns, interruptAfterTimeLimit: SHORT_LIMIT_MS }
   return { ...base, numRuns: Number.MAX_SAFE_INTEGER, interruptAfterTimeLimit: SECONDS * 1000, markInterruptAsFailure: false }
 }
 
@@ -31,5 +37,5 @@ export async function fuzz<Ts>(t: Reporter, name: string, property: fc.IRawPrope
     const report = fc.defaultReportMessage(details as fc.RunDetails<Ts>) ?? ''
     t.fail(`${name}: ${error}\n${report.length > 4000 ? report.slice(0, 4000) + '...' : report}`)
   }
-  else t.pass(`${name}: ${details.numRuns} runs (seed ${details.seed})`)
+  else t.pass(`${name}: ${details.numRuns} runs${details.interrupted && !LONG ? ', stopped at the time limit' : ''} (seed ${details.seed})`)
 }

@@ -161,10 +161,12 @@ function buildSpec(g: Generated, api: 'sync' | 'async'): ChildSpec {
   // A stop signal at the deadline leaves the child stopped until the grace period ends: keep
   // that period short rather than the default 5 s (the path itself is what we want covered).
   // So does a huge forceKillAfterDelay, which postpones the SIGKILL (as the caller asked).
-  // An abort or kill() with a stop signal and no escalation would leave it stopped for good.
+  // An abort or kill() with a stop signal and no escalation (absent, or 0) would leave it stopped
+  // for good, as the caller asked: the result would never come.
   if (STOP_SIGNALS.has(spec.killSignal as string)) {
     if (spec.graceTimeout === undefined) spec.graceTimeout = 50
-    if (typeof spec.forceKillAfterDelay !== 'number' || spec.forceKillAfterDelay > 60) spec.forceKillAfterDelay = 50
+    const delay = spec.forceKillAfterDelay
+    if (typeof delay !== 'number' || delay === 0 || delay > 60) spec.forceKillAfterDelay = 50
   }
   return spec as unknown as ChildSpec
 }
