@@ -2,7 +2,7 @@
  * performance suite (scripts/bench/run.mjs) measures tileharness against. The suite compiles it
  * with cc at run time.
  *
- *   floor [-s | -a | -c] [-j K] N FILE [ARGS...]
+ *   floor [-s | -a | -A | -c] [-j K] N FILE [ARGS...]
  *
  * Runs FILE N times, one after the other, with posix_spawnp + wait4 (glibc's posix_spawn is
  * clone(CLONE_VM|CLONE_VFORK), the same primitive tileharness uses), stdin, stdout and stderr on
@@ -19,6 +19,11 @@
  * to two epoll sets (the event loop's and the exit clock's), epoll_wait on the first, wait4,
  * close: what the async API asks of the kernel, with nothing done between the launch and the wait.
  *
+ * -A is -a with the exit clock's thread as well (native/exit-clock.cc): a second thread blocked in
+ * epoll_wait on the clock's set, which wakes at each exit and stamps the time under a lock, and
+ * the stamp taken under that lock once the child is reaped. -A against -a is what the second
+ * waiter costs, apart from anything Node adds.
+ *
  * -c captures instead: FILE's stdout is a pipe, and everything it writes is read into memory the
  * way the harness's Drain (native/waiter.cc) keeps it: a buffer doubled by realloc, the pipe grown
  * to 1 MiB once 1 MiB has come, the buffer backed 256 KiB ahead of the reads with
@@ -28,7 +33,9 @@
  *
  * -j K keeps K children running at once instead (a new one started as soon as any is reaped, by
  * wait4 on any child): the throughput floor, the most starts per second the machine gives with K
- * in flight. Its per-run figures are then each child's start to its reaping.
+ * in flight. Its per-run figures are then each child's start to its reaping. With -a, each child
+ * is waited for as the async waiter waits: its pidfd in both epoll sets, the next exit taken from
+ * epoll_wait on the loop's, that child reaped by wait4 and its pidfd closed.
  *
  * Prints one JSON line: {"n":N,"totalNs":..,"medianNs":..,"minNs":..,"failures":..,"kept":..}, where a
  * failure is a spawn error or a run that did not exit 0, and kept is the bytes the last run's
@@ -37,6 +44,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -57,6 +65,38 @@ static long long now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* -A: the exit clock's thread and its stamps, one per key (the slot an event carries). */
+static pthread_mutex_t stamp_lock = PTHREAD_MUTEX_INITIALIZER;
+static long long *stamps;
+static unsigned long long stamp_slots;
+
+static void *clock_thread(void *arg) {
+  int set = *(int *)arg;
+  struct epoll_event events[64];
+  for (;;) {
+    int n = epoll_wait(set, events, 64, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return NULL;
+    }
+    long long now = now_ns();
+    pthread_mutex_lock(&stamp_lock);
+    for (int i = 0; i < n; i++)
+      if (events[i].data.u64 < stamp_slots && stamps[events[i].data.u64] == 0) stamps[events[i].data.u64] = now;
+    pthread_mutex_unlock(&stamp_lock);
+  }
+}
+
+/* The stamp for key, forgotten (as TakeExitStamp does); 0 without the clock. */
+static long long take_stamp(unsigned long long key) {
+  if (!stamps) return 0;
+  pthread_mutex_lock(&stamp_lock);
+  long long stamp = stamps[key];
+  stamps[key] = 0;
+  pthread_mutex_unlock(&stamp_lock);
+  return stamp;
 }
 
 static int by_value(const void *a, const void *b) {
@@ -108,7 +148,8 @@ static long long capture(int fd) {
 }
 
 int main(int argc, char **argv) {
-  int async = argc > 1 && strcmp(argv[1], "-a") == 0;
+  int clocked = argc > 1 && strcmp(argv[1], "-A") == 0;
+  int async = clocked || (argc > 1 && strcmp(argv[1], "-a") == 0);
   int keep = argc > 1 && strcmp(argv[1], "-c") == 0;
   int harness = async || (argc > 1 && strcmp(argv[1], "-s") == 0);
   argv += harness || keep;
@@ -120,7 +161,7 @@ int main(int argc, char **argv) {
     argc -= 2;
   }
   if (argc < 3 || atol(argv[1]) <= 0 || inFlight <= 0 || (keep && inFlight > 1)) {
-    fprintf(stderr, "usage: floor [-s | -a | -c] [-j K] N FILE [ARGS...]\n");
+    fprintf(stderr, "usage: floor [-s | -a | -A | -c] [-j K] N FILE [ARGS...]\n");
     return 2;
   }
   long n = atol(argv[1]);
@@ -152,14 +193,21 @@ int main(int argc, char **argv) {
   }
   int loop = async ? epoll_create1(EPOLL_CLOEXEC) : -1, clock = async ? epoll_create1(EPOLL_CLOEXEC) : -1;
   if (async && (loop < 0 || clock < 0)) return 2;
+  if (clocked) {
+    pthread_t thread;
+    stamp_slots = (unsigned long long)(inFlight > 1 ? inFlight : 2);
+    stamps = calloc(stamp_slots, sizeof *stamps);
+    if (!stamps || pthread_create(&thread, NULL, clock_thread, &clock) != 0) return 2;
+  }
   long failures = 0;
   long long kept = -1; /* -c: the bytes the last run wrote */
   long long start = now_ns();
   if (inFlight > 1) {
     /* Slot k runs one child at a time: pids[k], started at began[k]. */
     pid_t *pids = calloc(inFlight, sizeof *pids);
+    int *pidfds = calloc(inFlight, sizeof *pidfds);
     long long *began = calloc(inFlight, sizeof *began);
-    if (!pids || !began) return 2;
+    if (!pids || !pidfds || !began) return 2;
     long started = 0, done = 0, running = 0;
     while (done < n) {
       while (running < inFlight && started < n) {
@@ -172,13 +220,28 @@ int main(int argc, char **argv) {
           each[done++] = 0;
         } else {
           running++;
+          if (async) {
+            struct epoll_event watch = {.events = EPOLLIN, .data.u64 = (unsigned long long)k}, once = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = (unsigned long long)k};
+            pidfds[k] = (int)syscall(SYS_pidfd_open, pids[k], 0);
+            if (pidfds[k] < 0 || epoll_ctl(clock, EPOLL_CTL_ADD, pidfds[k], &once) != 0 || epoll_ctl(loop, EPOLL_CTL_ADD, pidfds[k], &watch) != 0) return 2;
+          }
         }
         started++;
       }
       if (running == 0) continue;
       int status;
       struct rusage usage;
-      pid_t pid = wait4(-1, &status, 0, &usage);
+      pid_t pid;
+      if (async) {
+        struct epoll_event ready;
+        while (epoll_wait(loop, &ready, 1, -1) < 1) {}
+        long k = (long)ready.data.u64;
+        pid = wait4(pids[k], &status, 0, &usage);
+        take_stamp((unsigned long long)k);
+        close(pidfds[k]);
+      } else {
+        pid = wait4(-1, &status, 0, &usage);
+      }
       if (pid < 0) return 2;
       for (long k = 0; k < inFlight; k++) {
         if (pids[k] != pid) continue;
@@ -223,6 +286,7 @@ int main(int argc, char **argv) {
         while (poll(&ready, 1, -1) < 0) {}
       }
       if (wait4(pid, &status, 0, &usage) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failures++;
+      if (pidfd >= 0 && async) take_stamp(1);
       if (pidfd >= 0) close(pidfd);
     }
     each[i] = now_ns() - t0;

@@ -89,7 +89,7 @@ function firstLine(file, args) {
 /** Compiles floor.c into a private temp dir; the path of the program. */
 function buildFloor(dir) {
   const exe = path.join(dir, 'floor')
-  const r = run('cc', ['-O2', '-Wall', '-o', exe, path.join(HERE, 'floor.c')], { stderr: 'stdout' })
+  const r = run('cc', ['-O2', '-Wall', '-pthread', '-o', exe, path.join(HERE, 'floor.c')], { stderr: 'stdout' })
   if (r.exitCode !== 0) throw new Error(`cc floor.c failed: ${r.diagnostic || r.stdout.toString()}`)
   return exe
 }
@@ -163,7 +163,7 @@ try {
     const rssLabel = ({ size, result }) => `${(result.rssBytes / 1024 ** 2).toFixed(0)} MiB${size.bytes ? '' : ' (no ballast)'}`
     const LABELS = {
       floor: 'floor', floorHarness: 'floor -s', thSync: 'spawnChildSync', thNative: 'native.spawnSync', thSyncFork: 'spawnChildSync fork',
-      floorAsync: 'floor -a', thNativeAsync: 'native.spawnAsync', thNativeAsyncWork: 'native.spawnAsync + JS',
+      floorAsync: 'floor -a', floorAsyncClock: 'floor -A', thNativeAsync: 'native.spawnAsync', thNativeAsyncWork: 'native.spawnAsync + JS',
       cpSync: 'spawnSync', execaSync: 'execaSync', thAsync: 'spawnChild', thAsyncFork: 'spawnChild fork', cpAsync: 'spawn', execaAsync: 'execa',
     }
     const batches = bySize.map(b => `${b.size.label}: ` + Object.entries(b.result.methods).map(([k, v]) => `${LABELS[k] ?? k} ${v.batch}`).join(', ')).join('; ')
@@ -198,17 +198,18 @@ try {
               target('2', `spawnChild (async) vs floor at ${b.size.label}`, th.ratio, TARGET_ASYNC)]
           })) +
         `\n\nWhere the gap to the floor is, per size, as for row 1: (a) the async waiter's system calls replayed in C (\`floor -a\`: the same launch, ` +
-        `pidfd_open, the pidfd added to two epoll sets, epoll_wait, wait4); (b) the addon's async call alone from Node (\`native.spawnAsync\`, ` +
+        `pidfd_open, the pidfd added to two epoll sets, epoll_wait, wait4); (a′) is (a) with the exit clock's thread as well (\`floor -A\`: a second thread blocked in epoll_wait on the clock's set, ` +
+        `woken by each exit to stamp it): what the second waiter costs in C; (b) the addon's async call alone from Node (\`native.spawnAsync\`, ` +
         `a bare promise around it, no result object built); spawnChild minus (b) is the JS layer; (c) is (b) with ${POST_LAUNCH_US} µs of JavaScript run right after each launch, while the child runs: ` +
         `(c) minus (b) is what that work adds to a spawn. An async API returns to the event loop after each launch (the call returns, the ` +
         `promise is chained, the loop turns into epoll_wait), where a C program waits at once. Where (c) minus (b) comes near ${POST_LAUNCH_US} µs, ` +
         `the parent's work after a launch was not overlapped with the child although a second CPU was free: the parent, woken when the ` +
         `child's exec releases it, is placed on the child's CPU (the scheduler's wake-up affinity), and the two take turns.\n\n` +
-        table(['Parent RSS', '(a) async sequence in C', '(b) native.spawnAsync from Node', 'spawnChild', `(c) (b) + ${POST_LAUNCH_US} µs of JS after the launch`, '(c) minus (b)'],
+        table(['Parent RSS', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(b) native.spawnAsync from Node', 'spawnChild', `(c) (b) + ${POST_LAUNCH_US} µs of JS after the launch`, '(c) minus (b)'],
           bySize.map(b => {
             const m = b.result.methods
             const added = median(m.thNativeAsyncWork.medianUs) - median(m.thNativeAsync.medianUs)
-            return [rssLabel(b), show(cell(m, 'floorAsync')), show(cell(m, 'thNativeAsync')), show(cell(m, 'thAsync')), show(cell(m, 'thNativeAsyncWork')),
+            return [rssLabel(b), show(cell(m, 'floorAsync')), show(cell(m, 'floorAsyncClock')), show(cell(m, 'thNativeAsync')), show(cell(m, 'thAsync')), show(cell(m, 'thNativeAsyncWork')),
               `+${us(added)}`]
           })) +
         `\n\nThe fork path (\`launcher: 'fork'\`: clone(CLONE_VM|CLONE_VFORK) and the contract's child-side sequence) against the posix_spawn path, ` +
@@ -237,7 +238,12 @@ try {
         `The floor is the C program (\`floor -j ${r.inFlight}\`: posix_spawnp, and wait4 on any child, ${r.inFlight} kept in flight, in its own small process): the most starts per second this machine gives. ` +
         `Target: tileharness's wall at most ${TARGET_THROUGHPUT.toFixed(2)}x the floor's, i.e. at least 95% of its rate.\n\n` +
         table(['Parent (this suite\'s worker)', 'tileharness spawnChild', 'child_process.spawn', 'C floor', 'tileharness / child_process', 'Target: tileharness / floor'],
-          [['~50 MB', rate(th), rate(cp), rate(fl), x(ratio), target('3', `throughput, ${r.inFlight} in flight, vs the floor`, vsFloor, TARGET_THROUGHPUT)]]))
+          [['~50 MB', rate(th), rate(cp), rate(fl), x(ratio), target('3', `throughput, ${r.inFlight} in flight, vs the floor`, vsFloor, TARGET_THROUGHPUT)]]) +
+        `\n\nWhere the gap to the floor is, as for row 2, with ${r.inFlight} in flight: (a) the async waiter's system calls in C (\`floor -a -j ${r.inFlight}\`: the harness's launch, each child's pidfd in two epoll sets, the next exit taken from epoll_wait, wait4, close); ` +
+        `(a′) the same with the exit clock's thread (\`floor -A -j ${r.inFlight}\`); ` +
+        `(b) the addon's async call alone from Node (\`native.spawnAsync\`, the spec normalized once, a bare promise, no result built); spawnChild minus (b) is the JS layer. Ratios to the plain floor, paired round by round.\n\n` +
+        table(['Parent (this suite\'s worker)', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(b) native.spawnAsync from Node', 'spawnChild'],
+          [['~50 MB', ...['floorAsync', 'floorAsyncClock', 'thNativeAsync', 'thAsync'].map(m => `${rate(median(r.wallMs[m]))} — ${x(pairedRatio(r.wallMs[m], r.wallMs.floor))}`)]]))
     }
   }
 

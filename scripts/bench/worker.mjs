@@ -126,6 +126,7 @@ const TASKS = {
       thSync: { each: () => check(spawnChildSync(th).exitCode === 0, 'spawnChildSync') },
       thNative: { each: () => { native.spawnSync(normalized.native, normalized.input, numbers); check(numbers[2] === 0, 'native.spawnSync') } },
       floorAsync: { batch: n => { const f = floorRun(n, [TRUE], ['-a']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
+      floorAsyncClock: { batch: n => { const f = floorRun(n, [TRUE], ['-A']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
       thNativeAsync: { each: () => asyncCall(0) },
       thNativeAsyncWork: { each: () => asyncCall(params.postLaunchUs) },
       thSyncFork: { each: () => check(spawnChildSync(thFork).exitCode === 0, 'spawnChildSync fork') },
@@ -155,19 +156,30 @@ const TASKS = {
       }))
       return nsSince(t0)
     }
+    // The breakdown, as row 2's: the async waiter's system calls in C with as many in flight
+    // (floor -a -j), and the addon's async call alone from Node (the spec normalized once, a bare
+    // promise, no result built).
+    const normalizedAsync = normalizeSpec({ file: TRUE, ...quiet }, 'async').native
     const methods = {
       thAsync: async () => check((await spawnChild({ file: TRUE, ...quiet })).exitCode === 0, 'spawnChild'),
+      thNativeAsync: () => new Promise(resolve => {
+        native.spawnAsync(normalizedAsync, null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null)
+      }),
       cpAsync: async () => check((await cpExit(TRUE, [], { stdio: 'ignore' })).code === 0, 'spawn'),
     }
-    const floor = () => floorRun(params.count, [TRUE], ['-j', String(params.inFlight)]).totalNs
-    const out = { floor: [], thAsync: [], cpAsync: [] }
+    const floors = {
+      floor: () => floorRun(params.count, [TRUE], ['-j', String(params.inFlight)]).totalNs,
+      floorAsync: () => floorRun(params.count, [TRUE], ['-a', '-j', String(params.inFlight)]).totalNs,
+      floorAsyncClock: () => floorRun(params.count, [TRUE], ['-A', '-j', String(params.inFlight)]).totalNs,
+    }
+    const out = { floor: [], floorAsync: [], floorAsyncClock: [], thNativeAsync: [], thAsync: [], cpAsync: [] }
     for (const name of Object.keys(methods)) await pool(methods[name]) // warm-up round, not kept
-    floor()
+    for (const name of Object.keys(floors)) floors[name]()
     for (let k = 0; k < params.rounds; k++) {
-      const order = ['floor', 'thAsync', 'cpAsync']
+      const order = Object.keys(out)
       for (let i = 0; i < order.length; i++) {
         const name = order[(i + k) % order.length]
-        out[name].push((name === 'floor' ? floor() : await pool(methods[name])) / 1e6)
+        out[name].push((name in floors ? floors[name]() : await pool(methods[name])) / 1e6)
       }
     }
     return { count: params.count, inFlight: params.inFlight, rounds: params.rounds, wallMs: out }
