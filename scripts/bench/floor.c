@@ -99,6 +99,13 @@ static long long take_stamp(unsigned long long key) {
   return stamp;
 }
 
+/* -a, -A: pidfd watched as the async waiter watches it, in the loop's set and, one-shot, the
+ * clock's, both events carrying key. 0, or -1 when either registration failed. */
+static int watch_exit(int loop, int clock, int pidfd, unsigned long long key) {
+  struct epoll_event watch = {.events = EPOLLIN, .data.u64 = key}, once = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = key};
+  return epoll_ctl(clock, EPOLL_CTL_ADD, pidfd, &once) != 0 || epoll_ctl(loop, EPOLL_CTL_ADD, pidfd, &watch) != 0 ? -1 : 0;
+}
+
 static int by_value(const void *a, const void *b) {
   long long x = *(const long long *)a, y = *(const long long *)b;
   return (x > y) - (x < y);
@@ -221,9 +228,8 @@ int main(int argc, char **argv) {
         } else {
           running++;
           if (async) {
-            struct epoll_event watch = {.events = EPOLLIN, .data.u64 = (unsigned long long)k}, once = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = (unsigned long long)k};
             pidfds[k] = (int)syscall(SYS_pidfd_open, pids[k], 0);
-            if (pidfds[k] < 0 || epoll_ctl(clock, EPOLL_CTL_ADD, pidfds[k], &once) != 0 || epoll_ctl(loop, EPOLL_CTL_ADD, pidfds[k], &watch) != 0) return 2;
+            if (pidfds[k] < 0 || watch_exit(loop, clock, pidfds[k], (unsigned long long)k) != 0) return 2;
           }
         }
         started++;
@@ -278,8 +284,8 @@ int main(int argc, char **argv) {
       }
       int pidfd = harness ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
       if (pidfd >= 0 && async) {
-        struct epoll_event watch = {.events = EPOLLIN, .data.u64 = 1}, once = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = 1}, ready;
-        if (epoll_ctl(clock, EPOLL_CTL_ADD, pidfd, &once) != 0 || epoll_ctl(loop, EPOLL_CTL_ADD, pidfd, &watch) != 0) return 2;
+        struct epoll_event ready;
+        if (watch_exit(loop, clock, pidfd, 1) != 0) return 2;
         while (epoll_wait(loop, &ready, 1, -1) < 1) {}
       } else if (pidfd >= 0) {
         struct pollfd ready = {pidfd, POLLIN, 0};

@@ -393,7 +393,6 @@ try {
     }
   }
 
-
   if (svgOut) {
     fs.mkdirSync(path.dirname(svgOut), { recursive: true })
     log(`tileharness bench for ${path.relative(ROOT, svgOut)}`)

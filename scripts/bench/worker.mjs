@@ -46,6 +46,9 @@ function floorRun(n, argv, flags = []) {
   return out
 }
 
+/** A method for rounds(): a batch of n runs of /bin/true by the floor program with `flags`. */
+const floorBatch = flags => ({ batch: n => { const f = floorRun(n, [TRUE], flags); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } })
+
 const check = (ok, what) => { if (!ok) throw new Error(`${what}: unexpected result`) }
 
 /**
@@ -121,12 +124,12 @@ const TASKS = {
       if (postLaunchUs > 0) spin(postLaunchUs)
     })
     const methods = {
-      floor: { batch: n => { const f = floorRun(n, [TRUE]); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
-      floorHarness: { batch: n => { const f = floorRun(n, [TRUE], ['-s']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
+      floor: floorBatch([]),
+      floorHarness: floorBatch(['-s']),
       thSync: { each: () => check(spawnChildSync(th).exitCode === 0, 'spawnChildSync') },
       thNative: { each: () => { native.spawnSync(normalized.native, normalized.input, numbers); check(numbers[2] === 0, 'native.spawnSync') } },
-      floorAsync: { batch: n => { const f = floorRun(n, [TRUE], ['-a']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
-      floorAsyncClock: { batch: n => { const f = floorRun(n, [TRUE], ['-A']); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
+      floorAsync: floorBatch(['-a']),
+      floorAsyncClock: floorBatch(['-A']),
       thNativeAsync: { each: () => asyncCall(0) },
       thNativeAsyncWork: { each: () => asyncCall(params.postLaunchUs) },
       thSyncFork: { each: () => check(spawnChildSync(thFork).exitCode === 0, 'spawnChildSync fork') },
