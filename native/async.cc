@@ -804,12 +804,14 @@ void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
 }
 
 // spawnAsync(spec, input, onDone(numbers, buffers), onData(stream, chunk) | null, onStdin(fd) | null,
-//            onWritable() | null)
+//            onWritable() | null, wantHandle = true)
 //   -> { handle } while running (or opening its { path } targets), or { numbers, buffers } when
-//   the launch failed at once. onStdin, for a stdin pipe with no input, is given the pipe's write
-//   end once the child runs and returns true when it took it. With a terminal, what the child
-//   writes comes to onData as stream 1, and onWritable is called when a handle.write() that
-//   returned 0 has all been written.
+//   the launch failed at once. With wantHandle false, null instead of { handle }: nothing in JS
+//   will kill, resume or write to this child or ask its pid (spawnChild without a signal), and a
+//   handle is a constructor call into V8 per spawn. onStdin, for a stdin pipe with no input, is
+//   given the pipe's write end once the child runs and returns true when it took it. With a
+//   terminal, what the child writes comes to onData as stream 1, and onWritable is called when a
+//   handle.write() that returned 0 has all been written.
 Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   AddonData *data = env.GetInstanceData<AddonData>();
@@ -819,22 +821,25 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
     throw err;
   }
   std::unique_ptr<AsyncChild> child(new AsyncChild(env, data->children));
-  Napi::Object out = Napi::Object::New(env);
   Napi::Value onData = info.Length() > 3 ? info[3] : env.Null();
   Napi::Value onStdin = info.Length() > 4 ? info[4] : env.Null();
   Napi::Value onWritable = info.Length() > 5 ? info[5] : env.Null();
+  bool wantHandle = info.Length() <= 6 || info[6].ToBoolean().Value();
   if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], onData, onStdin, onWritable) == AsyncChild::Started::Failed) {
     napi_value result[2];
     if (!child->Result(result)) throw Napi::Error::New(env, "spawnAsync: the result could not be handed over");
+    Napi::Object out = Napi::Object::New(env);
     out.Set("numbers", Napi::Value(env, result[0]));
     out.Set("buffers", Napi::Value(env, result[1]));
     return out;
   }
   AsyncChild *running = child.release();  // owned by its uv handles from here on
+  if (!wantHandle) return env.Null();
   Napi::Object handle = data->handleClass.New({});
   ChildHandle *wrapped = ChildHandle::Unwrap(handle);
   wrapped->child = running;
   running->Attach(wrapped, handle);
+  Napi::Object out = Napi::Object::New(env);
   out.Set("handle", handle);
   return out;
 }

@@ -223,15 +223,19 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   // Everything that can throw is done before the child exists.
   const alreadyAborted = signal !== null && signal.aborted
   if (signal && !alreadyAborted) addListener.call(signal, 'abort', onAbort, { once: true })
+  // The handle serves kill(), the streams and pid: spawnChild without a signal uses none of them.
+  const wantHandle = streams !== null || signal !== null
   let outcome
   try {
     const stdin = streams?.stdin
     outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData, stdin ? fd => stdin.attach(fd) : null,
-      terminal && (() => terminal.drained()))
+      terminal && (() => terminal.drained()), wantHandle)
   } catch (err) {
     if (signal) removeListener.call(signal, 'abort', onAbort)
     throw err
   }
+  // Running without a handle (wantHandle false): spawnChild reads nothing but the result.
+  if (outcome === null) return { pid: 0, result, kill: () => false, resize: () => false }
   if ('numbers' in outcome) {
     finish(outcome.numbers, outcome.buffers)
     return { pid: 0, result, kill: () => false, resize: () => false }

@@ -68,9 +68,11 @@ export interface NativeChildHandle {
 /** A run's captured output: [stdout, stderr], or null when nothing was captured. */
 export type NativeBuffers = [Buffer, Buffer] | null
 
+/** null: running, and no handle was asked for (wantHandle false). */
 export type SpawnAsyncOutcome =
   | { numbers: Float64Array; buffers: NativeBuffers }
   | { handle: NativeChildHandle }
+  | null
 
 export interface NativeAddon {
   /** Runs to completion; writes the run's numbers into `numbers` (layout.slots, then layout.rusage; decoded by result.ts). */
@@ -82,6 +84,8 @@ export interface NativeAddon {
     onStdin?: ((fd: number) => boolean) | null,
     /** A terminal: a handle.write() that returned 0 has all been written. */
     onWritable?: (() => void) | null,
+    /** false: nothing will kill, resume, write to or ask the pid of this child; no handle is made (default true). */
+    wantHandle?: boolean,
   ): SpawnAsyncOutcome
   /** native/boundary.h's lists, by name, in their order. */
   layout: { slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; rusageSources: string[]; length: number }

@@ -289,8 +289,53 @@ t.test('a spec normalized for the sync API runs through the async waiter', async
     const label = `${launcher}${measure ? ' measured' : ''}`
     const r = await new Promise<ChildResult>((resolve, reject) => {
       const outcome = native.spawnAsync(spec.native, null, (numbers, buffers) => resolve(buildResult(numbers, buffers, spec)), null, null, null)
-      if ('numbers' in outcome) reject(new Error(`${label}: the launch failed: ${buildResult(outcome.numbers, outcome.buffers, spec).diagnostic}`))
+      if (outcome === null) reject(new Error(`${label}: no handle, though one was asked for`))
+      else if ('numbers' in outcome) reject(new Error(`${label}: the launch failed: ${buildResult(outcome.numbers, outcome.buffers, spec).diagnostic}`))
     })
     t.same([r.exitCode, r.spawnError, r.signal], [0, null, null], label)
   }
+})
+
+t.test('a child started without a handle runs, times out and is reaped like any other', async t => {
+  // wantHandle false (spawnChild without a signal): spawnAsync returns null instead of a handle;
+  // the deadline, the reaping and the result are the addon's alone.
+  for (const launcher of LAUNCHERS) for (const measure of MEASURE) {
+    const label = `${launcher}${measure ? ' measured' : ''}`
+    const run = (file: string, args: string[], timeout: number) => {
+      const spec = normalizeSpec({ file, args, stdin: 'ignore', stdout: 'ignore', stderr: 'ignore', launcher, measure, timeout }, 'async')
+      let outcome: ReturnType<typeof native.spawnAsync> | undefined
+      const result = new Promise<ChildResult>(resolve => {
+        outcome = native.spawnAsync(spec.native, null, (numbers, buffers) => resolve(buildResult(numbers, buffers, spec)), null, null, null, false)
+      })
+      return { outcome, result }
+    }
+    const ok = run('true', [], 0)
+    t.equal(ok.outcome, null, `${label}: no handle`)
+    t.same([(await ok.result).exitCode, (await ok.result).spawnError], [0, null], `${label}: exit 0`)
+    const slow = run('sleep', ['10'], 100)
+    t.equal(slow.outcome, null, `${label}: no handle for the sleeper`)
+    const r = await slow.result
+    t.same([r.timedOut, r.signal], [true, 'SIGKILL'], `${label}: timed out and killed`)
+    t.equal(processState(r.pid), 'gone', `${label}: reaped`)
+  }
+})
+
+t.test('spawnChild asks for a handle only when something will use it', async t => {
+  // A handle is a constructor call into V8 per spawn: spawnChild without a signal has no use for
+  // one; with a signal, the abort kills through it; startChild hands it to the caller.
+  const asked: boolean[] = []
+  const spawnAsync = native.spawnAsync
+  native.spawnAsync = (...args: Parameters<typeof spawnAsync>) => {
+    asked.push(args[6] ?? true)
+    return spawnAsync(...args)
+  }
+  t.teardown(() => { native.spawnAsync = spawnAsync })
+  const quiet = { file: 'true', stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' } as const
+  t.equal((await spawnChild(quiet)).exitCode, 0)
+  const controller = new AbortController()
+  const aborted = spawnChild({ ...quiet, file: 'sleep', args: ['10'], signal: controller.signal })
+  controller.abort()
+  t.equal((await aborted).aborted, true, 'the abort reached the child through its handle')
+  t.equal((await startChild(quiet).result).exitCode, 0)
+  t.same(asked, [false, true, true])
 })
