@@ -48,6 +48,29 @@ struct EnvChildren {
   size_t alive = 0;             // AsyncChild objects not yet deleted
   napi_async_cleanup_hook_handle hook = nullptr;
   bool tearingDown = false;
+  napi_ref numbers = nullptr;  // the results' Float64Array (Numbers); freed with the environment
+
+  // The environment's result array, into which every child's numbers are written as it is
+  // handed over (a fresh ArrayBuffer per child was a V8 allocation on every exit): whoever gets
+  // it reads it at once (async.ts's finish, before anything else runs), as the next result
+  // overwrites it. One whose buffer was detached (transferred away) is replaced. Null when N-API
+  // refused (the environment is going away).
+  double *Numbers(napi_env env, napi_value *out) {
+    void *data = nullptr;
+    size_t length = 0;
+    napi_typedarray_type type;
+    if (numbers && napi_get_reference_value(env, numbers, out) == napi_ok && *out &&
+        napi_get_typedarray_info(env, *out, &type, &length, &data, nullptr, nullptr) == napi_ok && type == napi_float64_array &&
+        length == kResultLength && data)
+      return static_cast<double *>(data);
+    napi_value buffer;
+    if (napi_create_arraybuffer(env, kResultLength * sizeof(double), &data, &buffer) != napi_ok ||
+        napi_create_typedarray(env, napi_float64_array, kResultLength, buffer, 0, out) != napi_ok)
+      return nullptr;
+    if (numbers) napi_delete_reference(env, numbers);
+    if (napi_create_reference(env, *out, 1, &numbers) != napi_ok) numbers = nullptr;
+    return static_cast<double *>(data);
+  }
 
   // The hook is done once no child is left: tell Node, and go.
   void MaybeFinishTeardown() {
@@ -140,14 +163,12 @@ class AsyncChild {
     return Started::Running;
   }
 
-  // The run's facts into a fresh Float64Array and its buffers: [numbers, buffers], or false when
-  // N-API refused (the environment is going away).
+  // The run's facts into the environment's result array (EnvChildren::Numbers) and its buffers:
+  // [numbers, buffers], or false when N-API refused (the environment is going away).
   bool Result(napi_value out[2]) {
-    void *data;
-    napi_value ab;
-    if (napi_create_arraybuffer(env_, kResultLength * sizeof(double), &data, &ab) != napi_ok) return false;
-    if (napi_create_typedarray(env_, napi_float64_array, kResultLength, ab, 0, &out[0]) != napi_ok) return false;
-    WriteNumbers(static_cast<double *>(data), child_, outcome_, start_, NowNs());
+    double *data = owner_->Numbers(env_, &out[0]);
+    if (!data) return false;
+    WriteNumbers(data, child_, outcome_, start_, NowNs());
     out[1] = TakeBuffers(env_, outcome_);
     return out[1] != nullptr;
   }

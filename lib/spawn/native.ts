@@ -77,6 +77,7 @@ export type SpawnAsyncOutcome =
 export interface NativeAddon {
   /** Runs to completion; writes the run's numbers into `numbers` (layout.slots, then layout.rusage; decoded by result.ts). */
   spawnSync(spec: NativeSpec, input: ArrayBufferView | null, numbers: Float64Array): NativeBuffers
+  /** onDone's numbers (and a failed launch's) are the environment's one result array: read them at once, the next result overwrites them. */
   spawnAsync(
     spec: NativeSpec, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
     onData: ((stream: 1 | 2, chunk: Buffer) => boolean) | null,

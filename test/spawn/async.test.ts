@@ -7,7 +7,7 @@ import t from 'tap'
 import { finished } from 'node:stream/promises'
 import { Worker } from 'node:worker_threads'
 import { spawnChild, spawnChildSync, startChild, type ChildProcess, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { native } from '../../lib/spawn/native.js'
+import { native, rawNumbers } from '../../lib/spawn/native.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
 import { buildResult } from '../../lib/spawn/result.js'
 import { LAUNCHERS, MEASURE, REPO_ROOT, eachPath, eventually, processState, tempDir, type Path } from '../helpers.js'
@@ -338,4 +338,26 @@ t.test('spawnChild asks for a handle only when something will use it', async t =
   t.equal((await aborted).aborted, true, 'the abort reached the child through its handle')
   t.equal((await startChild(quiet).result).exitCode, 0)
   t.same(asked, [false, true, true])
+})
+
+t.test("a result array whose buffer was transferred away is replaced, not written through", async t => {
+  // The addon writes every child's numbers into one array per environment. A caller that detaches
+  // its buffer (here: transferred to a structuredClone) leaves a dead pointer behind; the next
+  // result must come in a fresh array, with the right facts, and nothing written to freed memory
+  // (ASan runs this file).
+  const spec = normalizeSpec({ file: 'sh', args: ['-c', 'exit 7'], stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' }, 'async')
+  const run = () => new Promise<Float64Array>((resolve, reject) => {
+    const outcome = native.spawnAsync(spec.native, null, numbers => resolve(numbers), null, null, null, false)
+    if (outcome !== null) reject(new Error('the launch failed'))
+  })
+  const first = await run()
+  t.equal(buildResult(first, null, spec).exitCode, 7)
+  const moved = structuredClone(first.buffer, { transfer: [first.buffer] })
+  t.equal(first.length, 0, 'detached')
+  t.equal(moved.byteLength, first.BYTES_PER_ELEMENT * rawNumbers().length, 'the numbers went with the transfer')
+  const second = await run()
+  t.not(second, first, 'a new array')
+  t.equal(buildResult(second, null, spec).exitCode, 7, 'with the right facts')
+  const third = await run()
+  t.equal(third, second, 'which is kept for the next result')
 })
