@@ -105,7 +105,7 @@ function parts(results) {
     return sorted[0] === sorted.at(-1) ? ratio(sorted[0]) : `${ratio(sorted[0])} to ${ratio(sorted.at(-1))}`
   }
   const throughput = r.find(THROUGHPUT_HEADING, 'MB')
-  // size, (a) floor -a -j, (a′) floor -A -j, (b) native.spawnAsync, spawnChild
+  // size, (a) floor -a -j, (a′) floor -A -j, (n) the minimal addon, (b) native.spawnAsync, spawnChild
   const throughputGap = (i) => need(/ — ([\d.]+x)$/.exec(r.throughputGap[i])?.[1], `ratio in '${r.throughputGap[i]}'`)
   const captureRow = label => r.find('4. Capture: 1 GiB through a stdout pipe', label)
   const capture = label => cell(captureRow(label)[1]).value
@@ -139,7 +139,7 @@ function parts(results) {
     'other rows': [
       '| other rows | result |',
       '| --- | --- |',
-      `| throughput, 1,000 \`/bin/true\` with 32 in flight | ${cell(throughput[1]).value} with \`spawnChild\` (${Number(perSecond).toLocaleString('en-US')}/s), ${cell(throughput[2]).value} with \`child_process.spawn\`, ${cell(throughput[3]).value} for the C floor (target: tileharness ${throughput[5]}); of that floor, the async system calls in C are ${throughputGap(1)}, with the exit clock's thread ${throughputGap(2)}, and the addon's call alone from Node ${throughputGap(3)} |`,
+      `| throughput, 1,000 \`/bin/true\` with 32 in flight | ${cell(throughput[1]).value} with \`spawnChild\` (${Number(perSecond).toLocaleString('en-US')}/s), ${cell(throughput[2]).value} with \`child_process.spawn\`, ${cell(throughput[3]).value} for the C floor (target: tileharness ${throughput[5]}); of that floor, the async system calls in C are ${throughputGap(1)}, with the exit clock's thread ${throughputGap(2)}, the same launch from a minimal addon ${throughputGap(3)}, and the addon's call alone from Node ${throughputGap(4)} |`,
       `| capture 1 GiB through a stdout pipe, kept in memory | ${thousands(capture('spawnChildSync'))} (\`spawnChildSync\`; against the floor: ${captureRow('spawnChildSync')[4]}), ${thousands(capture('child_process.spawnSync'))} (\`child_process.spawnSync\`), ${thousands(capture('floor:'))} (the floor, \`head \\| cat > /dev/null\`, which keeps nothing), ${thousands(capture('floor -c'))} (the harness's capture done in C: what keeping the bytes costs the kernel) |`,
       `| timeout lateness, 200 \`sleep 10\` with 50 ms deadlines, 100 at once | killed child exited: median ${exited[1]}, p99 ${exited[3]}; result in JS: median ${delivered[1]} (\`child_process\`'s 'exit' event: median ${nodeTimer[1]}); deadlines are never early |`,
       `| ptxas through the harness vs run directly | ${ratio(ptxas[2])} |`,
@@ -166,12 +166,13 @@ function parts(results) {
     'addon call ratios': range(r.gap.map(row => cell(row[2]).ratio)),
     'replayed syscalls ratios': range(r.gap.map(row => cell(row[1]).ratio)),
     'async ratios': range(r.asyncRows.map(row => cell(row[2]).ratio)),
-    // Row 2's breakdown: size, (a) floor -a, (a′) floor -A, (b) native.spawnAsync, spawnChild, (c), (c) minus (b).
-    'async addon call ratios': range(r.asyncGap.map(row => cell(row[3]).ratio)),
+    // Row 2's breakdown: size, (a) floor -a, (a′) floor -A, (n) the minimal addon, (b) native.spawnAsync, spawnChild, (c), (c) minus (b).
+    'async addon call ratios': range(r.asyncGap.map(row => cell(row[4]).ratio)),
+    'async minimal addon ratios': range(r.asyncGap.map(row => cell(row[3]).ratio)),
     'async replayed syscalls ratios': range(r.asyncGap.map(row => cell(row[1]).ratio)),
     'async replayed syscalls with the clock ratios': range(r.asyncGap.map(row => cell(row[2]).ratio)),
     'post-launch work added': (() => {
-      const added = r.asyncGap.map(row => Number(need(/^\+(\d+) µs$/.exec(row[6])?.[1], `added time in '${row[6]}'`))).sort((a, b) => a - b)
+      const added = r.asyncGap.map(row => Number(need(/^\+(\d+) µs$/.exec(row[7])?.[1], `added time in '${row[7]}'`))).sort((a, b) => a - b)
       const work = need(/\(c\) \(b\) \+ (\d+) µs of JS after the launch/.exec(r.asyncSection)?.[1], "row 2's post-launch work column")
       return `${work} µs of JavaScript run right after each launch adds ${added[0] === added.at(-1) ? added[0] : `${added[0]} to ${added.at(-1)}`} µs`
     })(),

@@ -59,6 +59,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor-launch.h"
+
 extern char **environ;
 
 static long long now_ns(void) {
@@ -175,29 +177,11 @@ int main(int argc, char **argv) {
   long long *each = malloc(sizeof *each * n);
   if (!each) return 2;
   posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   int out[2] = {-1, -1};
-  if (keep) {
-    if (pipe2(out, O_CLOEXEC) != 0) return 2;
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  }
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  if (keep && pipe2(out, O_CLOEXEC) != 0) return 2;
+  floor_actions(&actions, harness, out[1]);
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  if (harness) {
-    sigset_t all, none;
-    sigfillset(&all);
-    /* glibc's two internal signals too, as launcher.cc does (sigaddset refuses them) */
-    all.__val[0] |= (1UL << 31) | (1UL << 32);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  }
+  floor_attr(&attr, harness);
   int loop = async ? epoll_create1(EPOLL_CLOEXEC) : -1, clock = async ? epoll_create1(EPOLL_CLOEXEC) : -1;
   if (async && (loop < 0 || clock < 0)) return 2;
   if (clocked) {
@@ -268,10 +252,7 @@ int main(int argc, char **argv) {
       /* a fresh pipe per run, its write end in the child only */
       if (i > 0 && pipe2(out, O_CLOEXEC) != 0) return 2;
       posix_spawn_file_actions_destroy(&actions);
-      posix_spawn_file_actions_init(&actions);
-      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-      posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+      floor_actions(&actions, harness, out[1]);
     }
     if (posix_spawnp(&pid, argv[2], &actions, &attr, argv + 2, environ) != 0) {
       failures++;

@@ -94,6 +94,22 @@ function buildFloor(dir) {
   return exe
 }
 
+/**
+ * Compiles floor-addon.c (the async floor inside Node) into dir against this Node's headers, where
+ * node-gyp finds them: npm's nodedir, the tree this node binary came from, node-gyp's cache.
+ */
+function buildFloorAddon(dir) {
+  const version = process.version.slice(1)
+  const roots = [process.env.npm_config_nodedir, path.resolve(path.dirname(process.execPath), '..'),
+    path.join(os.homedir(), '.cache', 'node-gyp', version)].filter(Boolean)
+  const include = roots.map(root => path.join(root, 'include', 'node')).find(dir => fs.existsSync(path.join(dir, 'node_api.h')))
+  if (!include) throw new Error(`cannot build floor-addon.c: no node_api.h in ${roots.map(r => path.join(r, 'include', 'node')).join(', ')}`)
+  const addon = path.join(dir, 'floor.node')
+  const r = run('cc', ['-O2', '-Wall', '-shared', '-fPIC', `-I${include}`, '-o', addon, path.join(HERE, 'floor-addon.c')], { stderr: 'stdout' })
+  if (r.exitCode !== 0) throw new Error(`cc floor-addon.c failed: ${r.diagnostic || r.stdout.toString()}`)
+  return addon
+}
+
 /** Runs one row group in a fresh Node process; its JSON, or null (and a recorded failure). */
 function worker(task, params, row) {
   log(`row ${row}: ${task} ${JSON.stringify(params)}`)
@@ -142,15 +158,16 @@ const machine = (() => {
 })()
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tileharness-bench-'))
-let floor
+let floor, floorAddon
 try {
   floor = buildFloor(tmp)
-  log(`built ${floor}`)
+  floorAddon = buildFloorAddon(tmp)
+  log(`built ${floor} and ${floorAddon}`)
 
   if (onlyRows.includes(1) || onlyRows.includes(2)) {
     const bySize = []
     for (const size of CONFIG.sizes) {
-      const result = worker('spawn', { ...CONFIG.spawn, rssBytes: size.bytes, floor, postLaunchUs: POST_LAUNCH_US }, '1-2')
+      const result = worker('spawn', { ...CONFIG.spawn, rssBytes: size.bytes, floor, floorAddon, postLaunchUs: POST_LAUNCH_US }, '1-2')
       if (result) bySize.push({ size, result })
     }
     for (const b of bySize) {
@@ -158,12 +175,12 @@ try {
       const r = name => x(pairedRatio(m[name].medianUs, m.floor.medianUs))
       readings.push(`at ${b.size.label}: the harness's system calls replayed in C ${r('floorHarness')} of the floor; ` +
         `the addon's call from Node ${r('thNative')}; spawnChildSync ${r('thSync')}; the async waiter's system calls in C ${r('floorAsync')}; ` +
-        `the addon's async call from Node ${r('thNativeAsync')}; spawnChild (async) ${r('thAsync')}`)
+        `the same launch from a minimal addon ${r('floorAddon')}; the addon's async call from Node ${r('thNativeAsync')}; spawnChild (async) ${r('thAsync')}`)
     }
     const rssLabel = ({ size, result }) => `${(result.rssBytes / 1024 ** 2).toFixed(0)} MiB${size.bytes ? '' : ' (no ballast)'}`
     const LABELS = {
       floor: 'floor', floorHarness: 'floor -s', thSync: 'spawnChildSync', thNative: 'native.spawnSync', thSyncFork: 'spawnChildSync fork',
-      floorAsync: 'floor -a', floorAsyncClock: 'floor -A', thNativeAsync: 'native.spawnAsync', thNativeAsyncWork: 'native.spawnAsync + JS',
+      floorAsync: 'floor -a', floorAsyncClock: 'floor -A', floorAddon: 'floor addon', thNativeAsync: 'native.spawnAsync', thNativeAsyncWork: 'native.spawnAsync + JS',
       cpSync: 'spawnSync', execaSync: 'execaSync', thAsync: 'spawnChild', thAsyncFork: 'spawnChild fork', cpAsync: 'spawn', execaAsync: 'execa',
     }
     const batches = bySize.map(b => `${b.size.label}: ` + Object.entries(b.result.methods).map(([k, v]) => `${LABELS[k] ?? k} ${v.batch}`).join(', ')).join('; ')
@@ -199,17 +216,19 @@ try {
           })) +
         `\n\nWhere the gap to the floor is, per size, as for row 1: (a) the async waiter's system calls replayed in C (\`floor -a\`: the same launch, ` +
         `pidfd_open, the pidfd added to two epoll sets, epoll_wait, wait4); (a′) is (a) with the exit clock's thread as well (\`floor -A\`: a second thread blocked in epoll_wait on the clock's set, ` +
-        `woken by each exit to stamp it): what the second waiter costs in C; (b) the addon's async call alone from Node (\`native.spawnAsync\`, ` +
-        `a bare promise around it, no result object built); spawnChild minus (b) is the JS layer; (c) is (b) with ${POST_LAUNCH_US} µs of JavaScript run right after each launch, while the child runs: ` +
+        `woken by each exit to stamp it): what the second waiter costs in C; (n) is (a)'s launch from a minimal Node addon (\`scripts/bench/floor-addon.c\`: ` +
+        `a uv_poll on the pidfd, wait4, one call into JavaScript, awaited as a promise; no spec, no exit clock, no handle, no result): (n) minus (a) is what Node itself ` +
+        `costs an async spawn, and (b) minus (n) is the harness's own work; (b) the addon's async call alone from Node (\`native.spawnAsync\`, ` +
+        `a bare promise around it, no handle and no result object built, as spawnChild calls it); spawnChild minus (b) is the JS layer; (c) is (b) with ${POST_LAUNCH_US} µs of JavaScript run right after each launch, while the child runs: ` +
         `(c) minus (b) is what that work adds to a spawn. An async API returns to the event loop after each launch (the call returns, the ` +
         `promise is chained, the loop turns into epoll_wait), where a C program waits at once. Where (c) minus (b) comes near ${POST_LAUNCH_US} µs, ` +
         `the parent's work after a launch was not overlapped with the child although a second CPU was free: the parent, woken when the ` +
         `child's exec releases it, is placed on the child's CPU (the scheduler's wake-up affinity), and the two take turns.\n\n` +
-        table(['Parent RSS', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(b) native.spawnAsync from Node', 'spawnChild', `(c) (b) + ${POST_LAUNCH_US} µs of JS after the launch`, '(c) minus (b)'],
+        table(['Parent RSS', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(n) (a) from a minimal addon', '(b) native.spawnAsync from Node', 'spawnChild', `(c) (b) + ${POST_LAUNCH_US} µs of JS after the launch`, '(c) minus (b)'],
           bySize.map(b => {
             const m = b.result.methods
             const added = median(m.thNativeAsyncWork.medianUs) - median(m.thNativeAsync.medianUs)
-            return [rssLabel(b), show(cell(m, 'floorAsync')), show(cell(m, 'floorAsyncClock')), show(cell(m, 'thNativeAsync')), show(cell(m, 'thAsync')), show(cell(m, 'thNativeAsyncWork')),
+            return [rssLabel(b), show(cell(m, 'floorAsync')), show(cell(m, 'floorAsyncClock')), show(cell(m, 'floorAddon')), show(cell(m, 'thNativeAsync')), show(cell(m, 'thAsync')), show(cell(m, 'thNativeAsyncWork')),
               `+${us(added)}`]
           })) +
         `\n\nThe fork path (\`launcher: 'fork'\`: clone(CLONE_VM|CLONE_VFORK) and the contract's child-side sequence) against the posix_spawn path, ` +
@@ -227,7 +246,7 @@ try {
   }
 
   if (onlyRows.includes(3)) {
-    const r = worker('throughput', { ...CONFIG.throughput, floor }, 3)
+    const r = worker('throughput', { ...CONFIG.throughput, floor, floorAddon }, 3)
     if (r) {
       const th = median(r.wallMs.thAsync), cp = median(r.wallMs.cpAsync), fl = median(r.wallMs.floor)
       const ratio = pairedRatio(r.wallMs.thAsync, r.wallMs.cpAsync)
@@ -240,10 +259,10 @@ try {
         table(['Parent (this suite\'s worker)', 'tileharness spawnChild', 'child_process.spawn', 'C floor', 'tileharness / child_process', 'Target: tileharness / floor'],
           [['~50 MB', rate(th), rate(cp), rate(fl), x(ratio), target('3', `throughput, ${r.inFlight} in flight, vs the floor`, vsFloor, TARGET_THROUGHPUT)]]) +
         `\n\nWhere the gap to the floor is, as for row 2, with ${r.inFlight} in flight: (a) the async waiter's system calls in C (\`floor -a -j ${r.inFlight}\`: the harness's launch, each child's pidfd in two epoll sets, the next exit taken from epoll_wait, wait4, close); ` +
-        `(a′) the same with the exit clock's thread (\`floor -A -j ${r.inFlight}\`); ` +
-        `(b) the addon's async call alone from Node (\`native.spawnAsync\`, the spec normalized once, a bare promise, no result built); spawnChild minus (b) is the JS layer. Ratios to the plain floor, paired round by round.\n\n` +
-        table(['Parent (this suite\'s worker)', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(b) native.spawnAsync from Node', 'spawnChild'],
-          [['~50 MB', ...['floorAsync', 'floorAsyncClock', 'thNativeAsync', 'thAsync'].map(m => `${rate(median(r.wallMs[m]))} — ${x(pairedRatio(r.wallMs[m], r.wallMs.floor))}`)]]))
+        `(a′) the same with the exit clock's thread (\`floor -A -j ${r.inFlight}\`); (n) (a)'s launch from the minimal addon, as many in flight; ` +
+        `(b) the addon's async call alone from Node (\`native.spawnAsync\`, the spec normalized once, a bare promise, no handle and no result built); spawnChild minus (b) is the JS layer. Ratios to the plain floor, paired round by round.\n\n` +
+        table(['Parent (this suite\'s worker)', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(n) (a) from a minimal addon', '(b) native.spawnAsync from Node', 'spawnChild'],
+          [['~50 MB', ...['floorAsync', 'floorAsyncClock', 'floorAddon', 'thNativeAsync', 'thAsync'].map(m => `${rate(median(r.wallMs[m]))} — ${x(pairedRatio(r.wallMs[m], r.wallMs.floor))}`)]]))
     }
   }
 

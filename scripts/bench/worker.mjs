@@ -8,6 +8,7 @@
 // so that drift on a shared machine reaches every method alike. run.mjs turns rounds into ratios.
 import childProcess from 'node:child_process'
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { execa, execaSync } from 'execa'
@@ -18,6 +19,9 @@ import { normalizeSpec } from '../../dist/spawn/normalize.js'
 
 const [task, paramText] = process.argv.slice(2)
 const params = JSON.parse(paramText ?? '{}')
+// floor-addon.c, built by run.mjs: floor -a's launch from a Node addon with nothing else in it.
+const floorAddon = params.floorAddon ? createRequire(import.meta.url)(params.floorAddon) : null
+const minimalAsync = () => new Promise(resolve => floorAddon.spawn(TRUE, status => { check(status === 0, 'floor addon'); resolve() }))
 const TRUE = '/bin/true'
 const note = text => process.stderr.write(`  ${text}\n`)
 const nsSince = t0 => Number(process.hrtime.bigint() - t0)
@@ -120,7 +124,7 @@ const TASKS = {
     const normalizedAsync = normalizeSpec(th, 'async').native
     const spin = us => { const end = performance.now() + us / 1000; while (performance.now() < end); }
     const asyncCall = postLaunchUs => new Promise(resolve => {
-      native.spawnAsync(normalizedAsync, null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null)
+      native.spawnAsync(normalizedAsync, null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null, false)
       if (postLaunchUs > 0) spin(postLaunchUs)
     })
     const methods = {
@@ -130,6 +134,7 @@ const TASKS = {
       thNative: { each: () => { native.spawnSync(normalized.native, normalized.input, numbers); check(numbers[2] === 0, 'native.spawnSync') } },
       floorAsync: floorBatch(['-a']),
       floorAsyncClock: floorBatch(['-A']),
+      floorAddon: { each: minimalAsync },
       thNativeAsync: { each: () => asyncCall(0) },
       thNativeAsyncWork: { each: () => asyncCall(params.postLaunchUs) },
       thSyncFork: { each: () => check(spawnChildSync(thFork).exitCode === 0, 'spawnChildSync fork') },
@@ -160,14 +165,15 @@ const TASKS = {
       return nsSince(t0)
     }
     // The breakdown, as row 2's: the async waiter's system calls in C with as many in flight
-    // (floor -a -j), and the addon's async call alone from Node (the spec normalized once, a bare
-    // promise, no result built).
+    // (floor -a -j), the same launch from the minimal addon, and the addon's async call alone from
+    // Node (the spec normalized once, a bare promise, no result built).
     const normalizedAsync = normalizeSpec({ file: TRUE, ...quiet }, 'async').native
     const methods = {
       thAsync: async () => check((await spawnChild({ file: TRUE, ...quiet })).exitCode === 0, 'spawnChild'),
       thNativeAsync: () => new Promise(resolve => {
-        native.spawnAsync(normalizedAsync, null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null)
+        native.spawnAsync(normalizedAsync, null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null, false)
       }),
+      floorAddon: minimalAsync,
       cpAsync: async () => check((await cpExit(TRUE, [], { stdio: 'ignore' })).code === 0, 'spawn'),
     }
     const floors = {
@@ -175,7 +181,7 @@ const TASKS = {
       floorAsync: () => floorRun(params.count, [TRUE], ['-a', '-j', String(params.inFlight)]).totalNs,
       floorAsyncClock: () => floorRun(params.count, [TRUE], ['-A', '-j', String(params.inFlight)]).totalNs,
     }
-    const out = { floor: [], floorAsync: [], floorAsyncClock: [], thNativeAsync: [], thAsync: [], cpAsync: [] }
+    const out = { floor: [], floorAsync: [], floorAsyncClock: [], floorAddon: [], thNativeAsync: [], thAsync: [], cpAsync: [] }
     for (const name of Object.keys(methods)) await pool(methods[name]) // warm-up round, not kept
     for (const name of Object.keys(floors)) floors[name]()
     for (let k = 0; k < params.rounds; k++) {

@@ -360,4 +360,11 @@ t.test("a result array whose buffer was transferred away is replaced, not writte
   t.equal(buildResult(second, null, spec).exitCode, 7, 'with the right facts')
   const third = await run()
   t.equal(third, second, 'which is kept for the next result')
+  // Every slot is written for every result: nothing a caller (or an earlier child) left in the
+  // array shows through.
+  third.fill(12345)
+  const fourth = buildResult(await run(), null, spec)
+  t.same([fourth.exitCode, fourth.signal, fourth.timedOut, fourth.spawnError], [7, null, false, null])
+  t.notOk(Object.values(fourth.rusage).includes(12345), 'no rusage slot left as it was')
+  t.not(fourth.durationMs, 12345)
 })
