@@ -65,9 +65,9 @@ function readResults(file) {
   const sizes = rowsOf('1. Spawn+wait of `/bin/true`, sync API', /MiB/)
   const [row1, gap] = [sizes.slice(0, 3), sizes.slice(3, 6)]
   const async = rowsOf('2. The same through the async API, and the fork path', /MiB/)
-  // Row 2's tables in order: spawnChild by size, where its gap is, the fork path.
-  const [asyncRows, asyncGap, forkRows] = [async.slice(0, 3), async.slice(3, 6), async.slice(6, 9)]
-  need(forkRows.length === 3 ? forkRows : null, "row 2's three tables of three sizes")
+  // Row 2's tables in order: spawnChild by size, where its gap is, the parent's CPU, the fork path.
+  const [asyncRows, asyncGap, asyncCpu, forkRows] = [async.slice(0, 3), async.slice(3, 6), async.slice(6, 9), async.slice(9, 12)]
+  need(forkRows.length === 3 ? forkRows : null, "row 2's four tables of three sizes")
   const find = (heading, label) => need(tableRows(section(heading)).find(r => r[0].includes(label)), `row '${label}' in '${heading}'`)
   const machine = need(/^\*\*Machine:\*\* (\d+) cores \(.*?\), ([\d.]+) GiB RAM, Linux (\d+\.\d+)[^,]*, glibc ([\d.]+), Node v([\d.]+)/m.exec(doc), 'machine line')
   const minutes = need(/ in ([\d.]+) min\./.exec(doc), 'run time')[1]
@@ -81,7 +81,7 @@ function readResults(file) {
   const asyncSection = section('2. The same through the async API, and the fork path')
   // Row 3's two tables: the batch against the floor, then where its gap is.
   const throughputGap = need(rowsOf(THROUGHPUT_HEADING, /MB/)[1], "row 3's breakdown")
-  return { row1, gap, asyncRows, asyncGap, asyncSection, forkRows, throughputGap, find, machine, minutes, scale, scaleMachine, accuracy, farmHeading, delayHeading, delayTarget }
+  return { row1, gap, asyncRows, asyncGap, asyncCpu, asyncSection, forkRows, throughputGap, find, machine, minutes, scale, scaleMachine, accuracy, farmHeading, delayHeading, delayTarget }
 }
 
 // ---- what each generated part says ----------------------------------------------------------
@@ -169,6 +169,14 @@ function parts(results) {
     // Row 2's breakdown: size, (a) floor -a, (a′) floor -A, (n) the minimal addon, (b) native.spawnAsync, spawnChild, (c), (c) minus (b).
     'async addon call ratios': range(r.asyncGap.map(row => cell(row[4]).ratio)),
     'async minimal addon ratios': range(r.asyncGap.map(row => cell(row[3]).ratio)),
+    // Row 2's parent CPU: size, floor, (a), (a′), (n), (b), spawnChild.
+    'async parent cpu': (() => {
+      const column = i => {
+        const values = r.asyncCpu.map(row => Number(need(/^(\d+) µs$/.exec(row[i])?.[1], `CPU in '${row[i]}'`))).sort((a, b) => a - b)
+        return values[0] === values.at(-1) ? `${values[0]} µs` : `${values[0]} to ${values.at(-1)} µs`
+      }
+      return `${column(1)} for the C floor, ${column(3)} for its async sequence with the exit clock's thread, ${column(4)} for the minimal addon, ${column(6)} for \`spawnChild\``
+    })(),
     'async replayed syscalls ratios': range(r.asyncGap.map(row => cell(row[1]).ratio)),
     'async replayed syscalls with the clock ratios': range(r.asyncGap.map(row => cell(row[2]).ratio)),
     'post-launch work added': (() => {

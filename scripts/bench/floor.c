@@ -37,9 +37,10 @@
  * is waited for as the async waiter waits: its pidfd in both epoll sets, the next exit taken from
  * epoll_wait on the loop's, that child reaped by wait4 and its pidfd closed.
  *
- * Prints one JSON line: {"n":N,"totalNs":..,"medianNs":..,"minNs":..,"failures":..,"kept":..}, where a
- * failure is a spawn error or a run that did not exit 0, and kept is the bytes the last run's
- * capture read (-c; -1 without it).
+ * Prints one JSON line: {"n":N,"totalNs":..,"medianNs":..,"minNs":..,"failures":..,"kept":..,"cpuNs":..},
+ * where a failure is a spawn error or a run that did not exit 0, kept is the bytes the last run's
+ * capture read (-c; -1 without it), and cpuNs is this program's own CPU per run, user and system,
+ * every thread, from the first run to the last (its children's not included).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -107,6 +108,8 @@ static int watch_exit(int loop, int clock, int pidfd, unsigned long long key) {
   struct epoll_event watch = {.events = EPOLLIN, .data.u64 = key}, once = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = key};
   return epoll_ctl(clock, EPOLL_CTL_ADD, pidfd, &once) != 0 || epoll_ctl(loop, EPOLL_CTL_ADD, pidfd, &watch) != 0 ? -1 : 0;
 }
+
+static long long micros(struct timeval t) { return t.tv_sec * 1000000LL + t.tv_usec; }
 
 static int by_value(const void *a, const void *b) {
   long long x = *(const long long *)a, y = *(const long long *)b;
@@ -192,6 +195,8 @@ int main(int argc, char **argv) {
   }
   long failures = 0;
   long long kept = -1; /* -c: the bytes the last run wrote */
+  struct rusage before; /* cpuNs counts the runs, not this program's start */
+  getrusage(RUSAGE_SELF, &before);
   long long start = now_ns();
   if (inFlight > 1) {
     /* Slot k runs one child at a time: pids[k], started at began[k]. */
@@ -281,7 +286,10 @@ int main(int argc, char **argv) {
   long long total = now_ns() - start;
   qsort(each, n, sizeof *each, by_value);
   long long median = n % 2 ? each[n / 2] : (each[n / 2 - 1] + each[n / 2]) / 2;
-  printf("{\"n\":%ld,\"totalNs\":%lld,\"medianNs\":%lld,\"minNs\":%lld,\"failures\":%ld,\"kept\":%lld}\n", n, total, median, each[0],
-         failures, kept);
+  struct rusage after;
+  getrusage(RUSAGE_SELF, &after);
+  long long cpuNs = (micros(after.ru_utime) + micros(after.ru_stime) - micros(before.ru_utime) - micros(before.ru_stime)) * 1000 / n;
+  printf("{\"n\":%ld,\"totalNs\":%lld,\"medianNs\":%lld,\"minNs\":%lld,\"failures\":%ld,\"kept\":%lld,\"cpuNs\":%lld}\n", n, total, median,
+         each[0], failures, kept, cpuNs);
   return 0;
 }

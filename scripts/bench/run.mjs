@@ -231,6 +231,10 @@ try {
             return [rssLabel(b), show(cell(m, 'floorAsync')), show(cell(m, 'floorAsyncClock')), show(cell(m, 'floorAddon')), show(cell(m, 'thNativeAsync')), show(cell(m, 'thAsync')), show(cell(m, 'thNativeAsyncWork')),
               `+${us(added)}`]
           })) +
+        `\n\nThe parent's CPU per spawn, user and system, every thread (the exit clock's too), the median of the rounds: the C programs' own ` +
+        `(their children's not included), and the Node process's for the rest; the child's own is the same in each.\n\n` +
+        table(['Parent RSS', 'C floor', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(n) (a) from a minimal addon', '(b) native.spawnAsync from Node', 'spawnChild'],
+          bySize.map(b => [rssLabel(b), ...['floor', 'floorAsync', 'floorAsyncClock', 'floorAddon', 'thNativeAsync', 'thAsync'].map(name => us(median(b.result.methods[name].cpuUs)))])) +
         `\n\nThe fork path (\`launcher: 'fork'\`: clone(CLONE_VM|CLONE_VFORK) and the contract's child-side sequence) against the posix_spawn path, ` +
         `ratios paired round by round as above:\n\n` +
         table(['Parent RSS', 'spawnChildSync fork', 'fork / posix_spawn (sync)', 'spawnChild fork', 'fork / posix_spawn (async)', 'sync fork vs floor', 'Target: fork / posix_spawn at 4 GiB'],

@@ -51,13 +51,14 @@ function floorRun(n, argv, flags = []) {
 }
 
 /** A method for rounds(): a batch of n runs of /bin/true by the floor program with `flags`. */
-const floorBatch = flags => ({ batch: n => { const f = floorRun(n, [TRUE], flags); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } })
+const floorBatch = flags => ({ batch: n => { const f = floorRun(n, [TRUE], flags); return { medianNs: f.medianNs, meanNs: f.totalNs / n, cpuNs: f.cpuNs } } })
 
 const check = (ok, what) => { if (!ok) throw new Error(`${what}: unexpected result`) }
 
 /**
  * Rounds of batches: in round k every method runs a batch of operations (rotated order); each
- * method gets the median and mean of its per-operation times per round, in microseconds.
+ * method gets the median and mean of its per-operation times per round, in microseconds, and
+ * its parent's CPU per operation in the round, every thread (this process's; the floor's own).
  * A method is either { each: () => void | Promise } (timed here, per operation) or
  * { batch: n => { medianNs, meanNs } } (times itself, the floor). A batch is `maxBatch`
  * operations, or fewer for a method so slow that a batch would pass `batchMs` (child_process at
@@ -65,7 +66,7 @@ const check = (ok, what) => { if (!ok) throw new Error(`${what}: unexpected resu
  */
 async function rounds(methods, count, maxBatch, batchMs) {
   const names = Object.keys(methods)
-  const out = Object.fromEntries(names.map(n => [n, { batch: 0, medianUs: [], meanUs: [] }]))
+  const out = Object.fromEntries(names.map(n => [n, { batch: 0, medianUs: [], meanUs: [], cpuUs: [] }]))
   // Warm up each method (JIT, page cache, lazy imports) and size its batch from the median of a
   // few operations (a median, so one stall on a busy machine does not shrink the batch).
   for (const name of names) {
@@ -76,9 +77,10 @@ async function rounds(methods, count, maxBatch, batchMs) {
   for (let k = 0; k < count; k++) {
     for (let j = 0; j < names.length; j++) {
       const name = names[(j + k) % names.length]
-      const { medianNs, meanNs } = await runBatch(methods[name], out[name].batch)
+      const { medianNs, meanNs, cpuNs } = await runBatch(methods[name], out[name].batch)
       out[name].medianUs.push(medianNs / 1000)
       out[name].meanUs.push(meanNs / 1000)
+      if (cpuNs !== undefined) out[name].cpuUs.push(cpuNs / 1000)
     }
   }
   return out
@@ -87,13 +89,15 @@ async function rounds(methods, count, maxBatch, batchMs) {
 async function runBatch(method, n) {
   if (method.batch) return method.batch(n)
   const times = []
+  const cpu0 = process.cpuUsage()
   for (let i = 0; i < n; i++) {
     const t0 = process.hrtime.bigint()
     const pending = method.each()
     if (pending) await pending
     times.push(nsSince(t0))
   }
-  return { medianNs: median(times), meanNs: mean(times) }
+  const cpu = process.cpuUsage(cpu0)
+  return { medianNs: median(times), meanNs: mean(times), cpuNs: ((cpu.user + cpu.system) * 1000) / n }
 }
 
 const quiet = { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' }
