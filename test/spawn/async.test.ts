@@ -256,6 +256,12 @@ t.test('workers: context-aware addon, two workers at once, teardown kills their 
         parentPort.postMessage(c.pid)
         return
       }
+      if (workerData.holdWithoutHandle) {
+        // spawnChild without a signal: no handle, no pid in JS; the child exists once it returns.
+        spawnChild({ file: 'sleep', args: [workerData.holdWithoutHandle] })
+        parentPort.postMessage('started')
+        return
+      }
       const out = []
       for (let i = 0; i < 10; i++) {
         const a = await spawnChild({ file: 'sh', args: ['-c', 'echo ' + workerData.n + '-' + i], timeout: 5000 })
@@ -278,6 +284,17 @@ t.test('workers: context-aware addon, two workers at once, teardown kills their 
   t.equal(processState(pid), 'alive')
   await holder.w.terminate()
   t.ok(await eventually(() => processState(pid) === 'gone'), "the terminated worker's child was killed and reaped")
+  // The same for a child with no handle (spawnChild without a signal), found by its argument.
+  const marker = `100.${process.pid}`
+  const handleless = run({ holdWithoutHandle: marker })
+  t.equal(await handleless.message, 'started')
+  const sleeper = fs.readdirSync('/proc').filter(d => /^\d+$/.test(d)).find(d => {
+    try { return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8') === `sleep\0${marker}\0` } catch { return false }
+  })
+  t.ok(sleeper, 'the handle-less child runs')
+  t.equal(processState(Number(sleeper)), 'alive')
+  await handleless.w.terminate()
+  t.ok(await eventually(() => processState(Number(sleeper)) === 'gone'), "the terminated worker's handle-less child was killed and reaped")
 })
 
 t.test('a spec normalized for the sync API runs through the async waiter', async t => {
