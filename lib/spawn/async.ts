@@ -234,10 +234,10 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
     if (signal) removeListener.call(signal, 'abort', onAbort)
     throw err
   }
-  // Running without a handle (wantHandle false): spawnChild reads nothing but the result.
-  if (outcome === null) return { pid: 0, result, kill: () => false, resize: () => false }
-  if ('numbers' in outcome) {
-    finish(outcome.numbers, outcome.buffers)
+  // Settled at once (the launch failed), or running without a handle (wantHandle false: spawnChild
+  // reads nothing but the result): nothing to kill or resize.
+  if (outcome === null || 'numbers' in outcome) {
+    if (outcome) finish(outcome.numbers, outcome.buffers)
     return { pid: 0, result, kill: () => false, resize: () => false }
   }
   // killOnExit is the addon's (native/async.cc): an atexit handler, which no 'exit' listener can

@@ -19,9 +19,6 @@ import { normalizeSpec } from '../../dist/spawn/normalize.js'
 
 const [task, paramText] = process.argv.slice(2)
 const params = JSON.parse(paramText ?? '{}')
-// floor-addon.c, built by run.mjs: floor -a's launch from a Node addon with nothing else in it.
-const floorAddon = params.floorAddon ? createRequire(import.meta.url)(params.floorAddon) : null
-const minimalAsync = () => new Promise(resolve => floorAddon.spawn(TRUE, status => { check(status === 0, 'floor addon'); resolve() }))
 const TRUE = '/bin/true'
 const note = text => process.stderr.write(`  ${text}\n`)
 const nsSince = t0 => Number(process.hrtime.bigint() - t0)
@@ -54,6 +51,10 @@ function floorRun(n, argv, flags = []) {
 const floorBatch = flags => ({ batch: n => { const f = floorRun(n, [TRUE], flags); return { medianNs: f.medianNs, meanNs: f.totalNs / n, cpuNs: f.cpuNs } } })
 
 const check = (ok, what) => { if (!ok) throw new Error(`${what}: unexpected result`) }
+
+// floor-addon.c, built by run.mjs: floor -a's launch from a Node addon with nothing else in it.
+const floorAddon = params.floorAddon ? createRequire(import.meta.url)(params.floorAddon) : null
+const minimalAsync = () => new Promise(resolve => floorAddon.spawn(TRUE, status => { check(status === 0, 'floor addon'); resolve() }))
 
 /**
  * Rounds of batches: in round k every method runs a batch of operations (rotated order); each
