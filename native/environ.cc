@@ -30,13 +30,13 @@ struct EnvLock {
 
 }  // namespace
 
-std::vector<std::string> SnapshotEnviron() {
-  std::vector<std::string> out;
+StringList SnapshotEnviron() {
+  StringList out;
   EnvLock lock;
-  size_t n = 0;
-  for (char **e = environ; e && *e; e++) n++;
-  out.reserve(n);
-  for (char **e = environ; e && *e; e++) out.emplace_back(*e);
+  size_t n = 0, bytes = 0;
+  for (char **e = environ; e && *e; e++, n++) bytes += strlen(*e) + 1;
+  out.Reserve(n, bytes);
+  for (char **e = environ; e && *e; e++) out.Add(*e);
   return out;
 }
 

@@ -11,13 +11,12 @@
 // in JavaScript instead, which takes the lock for each read.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "string-list.h"
 
 namespace th {
 
 bool HaveNodeEnvLock();
 // "K=V" strings of this process's environment, copied under Node's lock.
-std::vector<std::string> SnapshotEnviron();
+StringList SnapshotEnviron();
 
 }  // namespace th

@@ -147,21 +147,21 @@ bool ExecErrorContinuesSearch(int err) { return th_exec_error_continues_search(e
 
 // The list of paths exec will try, by execvp's rules (exec-search.h), in the child's environment.
 // A candidate longer than PATH_MAX is kept: exec itself then says ENAMETOOLONG.
-std::vector<std::string> CandidatePaths(const LaunchSpec &spec) {
-  std::vector<std::string> out;
+StringList CandidatePaths(const LaunchSpec &spec) {
+  StringList out;
   if (spec.file.find('/') != std::string::npos) {
-    out.push_back(spec.file);
+    out.Add(spec.file.c_str(), spec.file.size());
     return out;
   }
   const char *path = nullptr;
-  for (const std::string &kv : spec.env)
-    if (kv.compare(0, 5, "PATH=") == 0) path = kv.c_str() + 5;
+  for (size_t i = 0; i < spec.env.size(); i++)
+    if (strncmp(spec.env[i], "PATH=", 5) == 0) path = spec.env[i] + 5;
   const char *cursor = path ? path : TH_DEFAULT_PATH;
   std::string buf(spec.file.size() + (path ? strlen(path) : sizeof TH_DEFAULT_PATH) + 2, '\0');
   for (;;) {
     int r = th_next_candidate(&cursor, spec.file.c_str(), &buf[0], buf.size());
     if (r <= 0) break;
-    out.emplace_back(buf.c_str());
+    out.Add(buf.c_str());
   }
   return out;
 }
@@ -377,17 +377,13 @@ __attribute__((noinline)) int ChildMain(void *arg) {
 
 // C strings pointing into the spec, kept alive for the duration of Launch.
 struct CStrings {
-  std::vector<char *> argv, envp, candidates;
-  std::vector<std::string> candidateStore;
+  StringList candidateStore;
+  std::vector<char *> argv, envp, candidates;  // candidates: null-ended too (not counted)
 
-  explicit CStrings(const LaunchSpec &spec) {
-    for (const std::string &a : spec.argv) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    for (const std::string &kv : spec.env) envp.push_back(const_cast<char *>(kv.c_str()));
-    envp.push_back(nullptr);
-    candidateStore = CandidatePaths(spec);
-    for (const std::string &c : candidateStore) candidates.push_back(const_cast<char *>(c.c_str()));
-  }
+  explicit CStrings(const LaunchSpec &spec)
+      : candidateStore(CandidatePaths(spec)), argv(spec.argv.Pointers()), envp(spec.env.Pointers()), candidates(candidateStore.Pointers()) {}
+  CStrings(const CStrings &) = delete;  // candidates point into candidateStore, which may be inline
+  CStrings &operator=(const CStrings &) = delete;
   char *const *Envp() const { return envp.data(); }
 };
 
@@ -618,7 +614,7 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
   int dirFd = cwdFd >= 0 ? cwdFd : AT_FDCWD;
   bool sawEacces = false;
   int last = ENOENT;
-  size_t n = cs.candidates.size();
+  size_t n = cs.candidateStore.size();
   for (size_t i = 0; i < n; i++) {
     int err;
     struct stat st;
@@ -679,7 +675,7 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   plan.argv = cs.argv.data();
   plan.envp = cs.Envp();
   plan.candidates = cs.candidates.data();
-  plan.candidateCount = cs.candidates.size();
+  plan.candidateCount = cs.candidateStore.size();
   plan.cwd = spec.hasCwd ? spec.cwd.c_str() : nullptr;
   for (int target = 0; target < 3; target++) {
     const StdioSpec &io = spec.io[target];

@@ -13,6 +13,7 @@
 
 #include "boundary.h"
 #include "helper-report.h"
+#include "string-list.h"
 
 namespace th {
 
@@ -37,8 +38,8 @@ struct RlimitSetting {
 
 struct LaunchSpec {
   std::string file;
-  std::vector<std::string> argv;  // argv[0] included
-  std::vector<std::string> env;   // "K=V": the child's whole environment
+  StringList argv;  // argv[0] included
+  StringList env;   // "K=V": the child's whole environment
   bool hasCwd = false;
   std::string cwd;
   StdioSpec io[3];

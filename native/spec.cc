@@ -49,10 +49,22 @@ std::vector<T> GetArray(Napi::Env env, Napi::Value v, const char *key, const cha
   return out;
 }
 
-std::vector<std::string> GetStrings(Napi::Env env, Napi::Value v, const char *key) {
-  return GetArray<std::string>(
-      env, v, key, "strings", [](Napi::Value e) { return e.IsString(); },
-      [](Napi::Value e) { return e.As<Napi::String>().Utf8Value(); });
+// Each string's UTF-8 is written straight into the list: no std::string in between.
+StringList GetStrings(Napi::Env env, Napi::Value v, const char *key) {
+  if (!v.IsArray()) ThrowType(env, std::string(key) + " must be an array of strings");
+  Napi::Array arr = v.As<Napi::Array>();
+  uint32_t n = arr.Length();
+  StringList out;
+  out.Reserve(n, 32 * size_t{n});
+  for (uint32_t i = 0; i < n; i++) {
+    Napi::Value e = arr.Get(i);
+    size_t length = 0;
+    if (!e.IsString() || napi_get_value_string_utf8(env, e, nullptr, 0, &length) != napi_ok)
+      ThrowType(env, std::string(key) + " must be an array of strings");
+    if (napi_get_value_string_utf8(env, e, out.Append(length), length + 1, &length) != napi_ok)
+      ThrowType(env, std::string(key) + " must be an array of strings");
+  }
+  return out;
 }
 
 std::vector<double> GetNumbers(Napi::Env env, Napi::Value v, const char *key) {
