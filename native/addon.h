@@ -13,8 +13,11 @@
 namespace th {
 
 // spec.cc. Converts a spec normalized by lib/spawn/normalize.ts; decides nothing (every choice
-// was made there). `input` (an ArrayBufferView or null) is copied into wait.input.
-void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spec, WaitOptions &wait, size_t &maxBuffer);
+// was made there). `numbers` is the Float64Array of its numeric facts (boundary.h's
+// TH_SPEC_NUMBERS, filled by lib/spawn/native.ts's specNumbers); `input` (an ArrayBufferView or
+// null) is copied into wait.input.
+void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value numbers, Napi::Value input, LaunchSpec &spec, WaitOptions &wait,
+               size_t &maxBuffer);
 
 // result.cc. Fills outcome for a launch that failed (the status the fork path's child exits
 // with, or none).

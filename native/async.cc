@@ -108,10 +108,10 @@ class AsyncChild {
   // Converts the spec (may throw: we are inside the JS call) and starts the launch. Failed: the
   // launch failed at once, the result is ready (Raw). Running: the child runs, or its { path }
   // targets are being opened; the result comes through onDone.
-  Started Start(Napi::Object spec, Napi::Value input, Napi::Value onDone, Napi::Value onData, Napi::Value onStdin,
-                Napi::Value onWritable) {
+  Started Start(Napi::Object spec, Napi::Value numbers, Napi::Value input, Napi::Value onDone, Napi::Value onData,
+                Napi::Value onStdin, Napi::Value onWritable) {
     size_t maxBuffer = SIZE_MAX;
-    ParseSpec(Napi::Env(env_), spec, input, spec_, opts_, maxBuffer);
+    ParseSpec(Napi::Env(env_), spec, numbers, input, spec_, opts_, maxBuffer);
     // This waiter watches the child's pidfd for its exit, always.
     spec_.wantPidfd = true;
     terminal_ = spec_.io[0].kind == StdioKind::Terminal;
@@ -824,8 +824,8 @@ void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
   children->MaybeFinishTeardown();
 }
 
-// spawnAsync(spec, input, onDone(numbers, buffers), onData(stream, chunk) | null, onStdin(fd) | null,
-//            onWritable() | null, wantHandle = true)
+// spawnAsync(spec, specNumbers, input, onDone(numbers, buffers), onData(stream, chunk) | null,
+//            onStdin(fd) | null, onWritable() | null, wantHandle = true)
 //   -> { handle } while running (or opening its { path } targets), or { numbers, buffers } when
 //   the launch failed at once. With wantHandle false, null instead of { handle }: nothing in JS
 //   will kill, resume or write to this child or ask its pid (spawnChild without a signal), and a
@@ -836,17 +836,17 @@ void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
 Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   AddonData *data = env.GetInstanceData<AddonData>();
-  if (info.Length() < 3 || !info[0].IsObject() || !info[2].IsFunction()) {
-    Napi::TypeError err = Napi::TypeError::New(env, "spawnAsync(spec, input, onDone, onData)");
+  if (info.Length() < 4 || !info[0].IsObject() || !info[3].IsFunction()) {
+    Napi::TypeError err = Napi::TypeError::New(env, "spawnAsync(spec, specNumbers, input, onDone, onData)");
     err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
     throw err;
   }
   std::unique_ptr<AsyncChild> child(new AsyncChild(env, data->children));
-  Napi::Value onData = info.Length() > 3 ? info[3] : env.Null();
-  Napi::Value onStdin = info.Length() > 4 ? info[4] : env.Null();
-  Napi::Value onWritable = info.Length() > 5 ? info[5] : env.Null();
-  bool wantHandle = info.Length() <= 6 || info[6].ToBoolean().Value();
-  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], onData, onStdin, onWritable) == AsyncChild::Started::Failed) {
+  Napi::Value onData = info.Length() > 4 ? info[4] : env.Null();
+  Napi::Value onStdin = info.Length() > 5 ? info[5] : env.Null();
+  Napi::Value onWritable = info.Length() > 6 ? info[6] : env.Null();
+  bool wantHandle = info.Length() <= 7 || info[7].ToBoolean().Value();
+  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], info[3], onData, onStdin, onWritable) == AsyncChild::Started::Failed) {
     napi_value result[2];
     if (!child->Result(result)) throw Napi::Error::New(env, "spawnAsync: the result could not be handed over");
     Napi::Object out = Napi::Object::New(env);

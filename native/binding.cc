@@ -35,6 +35,7 @@ Napi::Object Layout(Napi::Env env) {
   o.Set("launchers", Names(env, {TH_LAUNCHERS(TH_JS_NAME)}));
   o.Set("stages", Names(env, {TH_STAGES(TH_JS_NAME)}));
   o.Set("rusageSources", Names(env, {TH_RUSAGE_SOURCES(TH_JS_NAME)}));
+  o.Set("specNumbers", Names(env, {TH_SPEC_NUMBERS(TH_NAME)}));
 #undef TH_NAME
 #undef TH_JS_NAME
   o.Set("length", kResultLength);

@@ -28,6 +28,15 @@ namespace th {
   X(rusageSource)    /* RusageSource: whose figures the rusage slots hold */                      \
   X(waitDelayExpired) /* 1: pipes still open waitDelay after the exit; output after that is cut */
 
+// The numeric facts of a spec, one double each (a flag: 0 or 1), in this order. They cross beside
+// the spec object, in a Float64Array that lib/spawn/native.ts's specNumbers fills from it, and
+// spec.cc reads them by slot: a read from memory where each was a property looked up by name,
+// about 0.2 µs apiece. The spec's strings and arrays are read from the object by name.
+#define TH_SPEC_NUMBERS(X)                                                                        \
+  X(reportFd) X(controllingTerminal) X(setsid) X(deathSignal) X(uid) X(gid) X(umask)              \
+  X(processGroup) X(launcher) X(timeout) X(killSignal) X(forceKillAfterDelay) X(graceTimeout)     \
+  X(waitDelay) X(maxBuffer) X(measure) X(group)
+
 // The child's rusage fields: TH_RUSAGE_FIELDS, in rusage-fields.h (plain C, which the measuring
 // helper's report layout is generated from too).
 
@@ -85,6 +94,9 @@ enum class RusageSource : int { TH_RUSAGE_SOURCES(TH_ENUM_MEMBER) };
 #define TH_SLOT_MEMBER(name) kSlot_##name,
 enum ResultSlot : int { TH_RESULT_SLOTS(TH_SLOT_MEMBER) kSlotRusage };
 #undef TH_SLOT_MEMBER
+#define TH_SPEC_MEMBER(name) kSpec_##name,
+enum SpecSlot : int { TH_SPEC_NUMBERS(TH_SPEC_MEMBER) kSpecLength };
+#undef TH_SPEC_MEMBER
 #define TH_COUNT(...) +1
 constexpr int kRusageFieldCount = 0 TH_RUSAGE_FIELDS(TH_COUNT, TH_COUNT);
 constexpr int kStageCount = 0 TH_STAGES(TH_COUNT);

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "addon.h"
@@ -97,9 +98,26 @@ void CopyInput(Napi::Env env, Napi::Value input, WaitOptions &wait) {
   wait.input.assign(static_cast<const char *>(data), data ? length : 0);
 }
 
+// The spec's numbers (boundary.h's TH_SPEC_NUMBERS), copied into n.
+void CopySpecNumbers(Napi::Env env, Napi::Value numbers, double (&n)[kSpecLength]) {
+  napi_typedarray_type type;
+  size_t count = 0;
+  void *data = nullptr;
+  napi_value ab;
+  size_t offset;
+  if (!numbers.IsTypedArray() || napi_get_typedarray_info(env, numbers, &type, &count, &data, &ab, &offset) != napi_ok ||
+      type != napi_float64_array || count < static_cast<size_t>(kSpecLength) || data == nullptr)
+    ThrowType(env, "numbers must be a Float64Array of " + std::to_string(kSpecLength));
+  memcpy(n, data, sizeof n);
+}
+
 }  // namespace
 
-void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spec, WaitOptions &wait, size_t &maxBuffer) {
+void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value numbers, Napi::Value input, LaunchSpec &spec, WaitOptions &wait,
+               size_t &maxBuffer) {
+  // Copied out first: reading the object below may run a getter, which could detach the array.
+  double n[kSpecLength];
+  CopySpecNumbers(env, numbers, n);
   spec.file = GetString(env, o, "file");
   spec.argv = GetStrings(env, o.Get("argv"), "argv");
   Napi::Value envv = o.Get("env");
@@ -154,16 +172,16 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
   } else if (anyTerminal) {
     ThrowType(env, "stdio kind terminal without a terminal");
   }
-  spec.controllingTerminal = GetBool(o, "controllingTerminal");
+  spec.controllingTerminal = n[kSpec_controllingTerminal] != 0;
   if (spec.controllingTerminal && terminal.IsNull()) ThrowType(env, "controllingTerminal without a terminal");
-  spec.measure = GetBool(o, "measure");
-  double reportFd = GetNumber(env, o, "reportFd");
+  spec.measure = n[kSpec_measure] != 0;
+  double reportFd = n[kSpec_reportFd];
   if (!(reportFd >= 3 && reportFd <= 1024)) ThrowType(env, "reportFd must be from 3 to 1024");
   spec.reportFd = static_cast<int>(reportFd);
   for (const ExtraFd &e : spec.extraFds)
     if (spec.measure && e.target == spec.reportFd) ThrowType(env, "reportFd must not be an fds target");
-  spec.setsid = GetBool(o, "setsid");
-  spec.deathSignal = GetBool(o, "deathSignal");
+  spec.setsid = n[kSpec_setsid] != 0;
+  spec.deathSignal = n[kSpec_deathSignal] != 0;
   Napi::Value rl = o.Get("rlimits");
   if (!rl.IsArray()) ThrowType(env, "rlimits must be an array");
   Napi::Array r = rl.As<Napi::Array>();
@@ -176,7 +194,7 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
                             ToRlim(t.Get(2u).As<Napi::Number>().DoubleValue())});
   }
   // Credentials, umask, process group, CPUs: -1 (or null, or empty) for "not given".
-  double uid = GetNumber(env, o, "uid"), gid = GetNumber(env, o, "gid"), mask = GetNumber(env, o, "umask");
+  double uid = n[kSpec_uid], gid = n[kSpec_gid], mask = n[kSpec_umask];
   spec.hasUid = uid >= 0;
   spec.uid = spec.hasUid ? static_cast<uid_t>(uid) : 0;
   spec.hasGid = gid >= 0;
@@ -188,23 +206,23 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value input, LaunchSpec &spe
     spec.hasGroups = true;
     for (double g : GetNumbers(env, groups, "groups")) spec.groups.push_back(static_cast<gid_t>(g));
   }
-  spec.processGroup = static_cast<pid_t>(GetNumber(env, o, "processGroup"));
+  spec.processGroup = static_cast<pid_t>(n[kSpec_processGroup]);
   for (double c : GetNumbers(env, o.Get("cpus"), "cpus")) {
     if (!(c >= 0 && c < CPU_SETSIZE)) ThrowType(env, "cpus entries must be below CPU_SETSIZE");
     spec.cpus.push_back(static_cast<int>(c));
   }
-  double launcher = GetNumber(env, o, "launcher");
+  double launcher = n[kSpec_launcher];
   if (!(launcher >= 0 && launcher <= static_cast<double>(LauncherChoice::Fork))) ThrowType(env, "bad launcher");
   spec.launcher = static_cast<LauncherChoice>(static_cast<int>(launcher));
 
-  wait.timeoutMs = GetNumber(env, o, "timeout");
-  wait.killSignal = static_cast<int>(GetNumber(env, o, "killSignal"));
-  wait.forceKillAfterMs = GetNumber(env, o, "forceKillAfterDelay");
-  wait.graceMs = GetNumber(env, o, "graceTimeout");
-  wait.waitDelayMs = GetNumber(env, o, "waitDelay");
-  wait.group = GetBool(o, "group");
+  wait.timeoutMs = n[kSpec_timeout];
+  wait.killSignal = static_cast<int>(n[kSpec_killSignal]);
+  wait.forceKillAfterMs = n[kSpec_forceKillAfterDelay];
+  wait.graceMs = n[kSpec_graceTimeout];
+  wait.waitDelayMs = n[kSpec_waitDelay];
+  wait.group = n[kSpec_group] != 0;
   // At most what a Buffer can hold (normalize.ts clamps to buffer.constants.MAX_LENGTH).
-  double mb = GetNumber(env, o, "maxBuffer");
+  double mb = n[kSpec_maxBuffer];
   if (!(mb >= 0 && mb <= 9007199254740991.0)) ThrowType(env, "maxBuffer must be a safe integer");
   maxBuffer = static_cast<size_t>(mb);
   CopyInput(env, input, wait);

@@ -27,21 +27,21 @@ bool OpenPaths(LaunchSpec &spec, double deadlineNs, Launched &child, WaitOutcome
   return opener->Take(spec, child);
 }
 
-// spawnSync(spec, input: ArrayBufferView | null, numbers: Float64Array(kResultLength))
-//   -> [stdout, stderr] | null (nothing captured); the numbers are written into `numbers`.
+// spawnSync(spec, specNumbers: Float64Array, input: ArrayBufferView | null, numbers: Float64Array(kResultLength))
+//   -> [stdout, stderr] | null (nothing captured); the run's numbers are written into `numbers`.
 Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsObject() || !info[2].IsTypedArray() ||
-      info[2].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
-      info[2].As<Napi::TypedArray>().ElementLength() < static_cast<size_t>(kResultLength)) {
-    Napi::TypeError err = Napi::TypeError::New(env, "spawnSync(spec, input, numbers: Float64Array)");
+  if (info.Length() < 4 || !info[0].IsObject() || !info[3].IsTypedArray() ||
+      info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+      info[3].As<Napi::TypedArray>().ElementLength() < static_cast<size_t>(kResultLength)) {
+    Napi::TypeError err = Napi::TypeError::New(env, "spawnSync(spec, specNumbers, input, numbers: Float64Array)");
     err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
     throw err;
   }
   LaunchSpec spec;
   WaitOptions wait;
   size_t maxBuffer = SIZE_MAX;
-  ParseSpec(env, info[0].As<Napi::Object>(), info[1], spec, wait, maxBuffer);
+  ParseSpec(env, info[0].As<Napi::Object>(), info[1], info[2], spec, wait, maxBuffer);
   // The sync waiter polls a pidfd for the exit while it has pipes to drain (or a terminal) and to
   // keep a deadline safely; with neither it blocks in wait4 and needs none.
   spec.wantPidfd = wait.timeoutMs > 0;
@@ -81,7 +81,19 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
     SettleFailedLaunch(child, outcome);
   }
   timer.reset();
-  WriteNumbers(info[2].As<Napi::Float64Array>().Data(), child, outcome, start, NowNs());
+  // Looked up again: a getter on the spec, run while it was read, may have detached the array.
+  void *numbers = nullptr;
+  size_t count = 0;
+  napi_typedarray_type type;
+  napi_value buffer;
+  size_t offset;
+  if (napi_get_typedarray_info(env, info[3], &type, &count, &numbers, &buffer, &offset) != napi_ok || numbers == nullptr ||
+      count < static_cast<size_t>(kResultLength)) {
+    Napi::TypeError err = Napi::TypeError::New(env, "spawnSync: numbers was detached while the spec was read");
+    err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
+    throw err;
+  }
+  WriteNumbers(static_cast<double *>(numbers), child, outcome, start, NowNs());
   napi_value buffers = TakeBuffers(env, outcome);
   if (!buffers) throw Napi::Error::New(env, "spawnSync: the captured output could not be handed over");
   return Napi::Value(env, buffers);

@@ -2,7 +2,7 @@
 // (native/async.cc watches the child's pidfd and pipes with uv_poll; no threadpool).
 import { Socket } from 'node:net'
 import { Duplex, Readable, Writable } from 'node:stream'
-import { StdioKind, native, type NativeBuffers, type NativeChildHandle } from './native.js'
+import { StdioKind, native, specNumbers, type NativeBuffers, type NativeChildHandle } from './native.js'
 import { normalizeSignal, normalizeSpec, terminalSide, type NormalizedSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
@@ -228,7 +228,7 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   let outcome
   try {
     const stdin = streams?.stdin
-    outcome = native.spawnAsync(normalized.native, normalized.input, finish, onData, stdin ? fd => stdin.attach(fd) : null,
+    outcome = native.spawnAsync(normalized.native, specNumbers(normalized.native), normalized.input, finish, onData, stdin ? fd => stdin.attach(fd) : null,
       terminal && (() => terminal.drained()), wantHandle)
   } catch (err) {
     if (signal) removeListener.call(signal, 'abort', onAbort)

@@ -75,11 +75,12 @@ export type SpawnAsyncOutcome =
   | null
 
 export interface NativeAddon {
-  /** Runs to completion; writes the run's numbers into `numbers` (layout.slots, then layout.rusage; decoded by result.ts). */
-  spawnSync(spec: NativeSpec, input: ArrayBufferView | null, numbers: Float64Array): NativeBuffers
+  /** Runs to completion; writes the run's numbers into `numbers` (layout.slots, then layout.rusage; decoded by result.ts).
+   * Both calls take the spec with its numeric facts beside it, laid out by specNumbers(spec). */
+  spawnSync(spec: NativeSpec, specNumbers: Float64Array, input: ArrayBufferView | null, numbers: Float64Array): NativeBuffers
   /** onDone's numbers (and a failed launch's) are the environment's one result array: read them at once, the next result overwrites them. */
   spawnAsync(
-    spec: NativeSpec, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
+    spec: NativeSpec, specNumbers: Float64Array, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
     onData: ((stream: 1 | 2, chunk: Buffer) => boolean) | null,
     /** A stdin pipe with no input: given the pipe's write end once the child runs; true when taken (then JS closes it). */
     onStdin?: ((fd: number) => boolean) | null,
@@ -89,7 +90,10 @@ export interface NativeAddon {
     wantHandle?: boolean,
   ): SpawnAsyncOutcome
   /** native/boundary.h's lists, by name, in their order. */
-  layout: { slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; rusageSources: string[]; length: number }
+  layout: {
+    slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; rusageSources: string[]
+    specNumbers: string[]; length: number
+  }
   /** Whether the addon copies the inherited environment under Node's own lock (native/environ.h). */
   envLock: boolean
   errnoInfo(errno: number): [string, string]
@@ -144,6 +148,56 @@ export const LauncherChoice = numbering('launchers', ['auto', 'posix_spawn', 'fo
 export const STAGES = native.layout.stages
 /** Whose figures a result's rusage holds, by number. */
 export const RUSAGE_SOURCES = native.layout.rusageSources as Array<'wait4' | 'helper' | 'unavailable'>
+
+/** Where each numeric fact of a spec sits in the numbers that cross beside it (native/boundary.h's TH_SPEC_NUMBERS). */
+const SPEC = numbering('specNumbers', [
+  'reportFd', 'controllingTerminal', 'setsid', 'deathSignal', 'uid', 'gid', 'umask', 'processGroup', 'launcher', 'timeout',
+  'killSignal', 'forceKillAfterDelay', 'graceTimeout', 'waitDelay', 'maxBuffer', 'measure', 'group',
+] as const)
+let specSlots = new Float64Array(native.layout.specNumbers.length)
+
+function num(field: string, value: unknown): number {
+  if (typeof value !== 'number') throw Object.assign(new TypeError(`native spec: ${field} must be a number`), { code: 'ERR_INVALID_ARG_TYPE' })
+  return value
+}
+
+/**
+ * The spec's numeric facts, laid out for the addon, which reads them from memory by slot instead
+ * of looking each up by name (native/spec.cc). One array serves every call: it is filled here and
+ * read by the addon before any other JavaScript runs. Every field is read before any slot is
+ * written, so that a getter (normalize.ts makes none) cannot leave another spec's numbers behind.
+ */
+export function specNumbers(spec: NativeSpec): Float64Array {
+  const reportFd = num('reportFd', spec.reportFd), uid = num('uid', spec.uid), gid = num('gid', spec.gid)
+  const umask = num('umask', spec.umask), processGroup = num('processGroup', spec.processGroup)
+  const launcher = num('launcher', spec.launcher), timeout = num('timeout', spec.timeout)
+  const killSignal = num('killSignal', spec.killSignal), forceKillAfterDelay = num('forceKillAfterDelay', spec.forceKillAfterDelay)
+  const graceTimeout = num('graceTimeout', spec.graceTimeout), waitDelay = num('waitDelay', spec.waitDelay)
+  const maxBuffer = num('maxBuffer', spec.maxBuffer)
+  const controllingTerminal = spec.controllingTerminal ? 1 : 0, setsid = spec.setsid ? 1 : 0, deathSignal = spec.deathSignal ? 1 : 0
+  const measure = spec.measure ? 1 : 0, group = spec.group ? 1 : 0
+  // Detached (its buffer transferred away by whoever held what this returned): a new one.
+  if (specSlots.length === 0) specSlots = new Float64Array(native.layout.specNumbers.length)
+  const n = specSlots
+  n[SPEC.reportFd] = reportFd
+  n[SPEC.uid] = uid
+  n[SPEC.gid] = gid
+  n[SPEC.umask] = umask
+  n[SPEC.processGroup] = processGroup
+  n[SPEC.launcher] = launcher
+  n[SPEC.timeout] = timeout
+  n[SPEC.killSignal] = killSignal
+  n[SPEC.forceKillAfterDelay] = forceKillAfterDelay
+  n[SPEC.graceTimeout] = graceTimeout
+  n[SPEC.waitDelay] = waitDelay
+  n[SPEC.maxBuffer] = maxBuffer
+  n[SPEC.controllingTerminal] = controllingTerminal
+  n[SPEC.setsid] = setsid
+  n[SPEC.deathSignal] = deathSignal
+  n[SPEC.measure] = measure
+  n[SPEC.group] = group
+  return n
+}
 
 /** A typed array to receive one run's numbers. */
 export function rawNumbers(): Float64Array {

@@ -1,4 +1,4 @@
-import { native, rawNumbers } from './native.js'
+import { native, rawNumbers, specNumbers } from './native.js'
 import { normalizeSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
@@ -10,6 +10,6 @@ import type { ChildResult, ChildSpec } from './types.js'
 export function spawnChildSync(spec: ChildSpec): ChildResult {
   const normalized = normalizeSpec(spec)
   const numbers = rawNumbers()
-  const buffers = native.spawnSync(normalized.native, normalized.input, numbers)
+  const buffers = native.spawnSync(normalized.native, specNumbers(normalized.native), normalized.input, numbers)
   return buildResult(numbers, buffers, normalized)
 }

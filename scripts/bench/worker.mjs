@@ -14,7 +14,7 @@ import path from 'node:path'
 import { execa, execaSync } from 'execa'
 import { spawnChild, spawnChildSync, startChild } from '../../dist/index.js'
 import { median, mean } from '../../dist/bench/statistics.js'
-import { native, rawNumbers } from '../../dist/spawn/native.js'
+import { native, rawNumbers, specNumbers } from '../../dist/spawn/native.js'
 import { normalizeSpec } from '../../dist/spawn/normalize.js'
 
 const [task, paramText] = process.argv.slice(2)
@@ -129,14 +129,14 @@ const TASKS = {
     const normalizedAsync = normalizeSpec(th, 'async').native
     const spin = us => { const end = performance.now() + us / 1000; while (performance.now() < end); }
     const asyncCall = postLaunchUs => new Promise(resolve => {
-      native.spawnAsync(normalizedAsync, null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null, false)
+      native.spawnAsync(normalizedAsync, specNumbers(normalizedAsync), null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null, false)
       if (postLaunchUs > 0) spin(postLaunchUs)
     })
     const methods = {
       floor: floorBatch([]),
       floorHarness: floorBatch(['-s']),
       thSync: { each: () => check(spawnChildSync(th).exitCode === 0, 'spawnChildSync') },
-      thNative: { each: () => { native.spawnSync(normalized.native, normalized.input, numbers); check(numbers[2] === 0, 'native.spawnSync') } },
+      thNative: { each: () => { native.spawnSync(normalized.native, specNumbers(normalized.native), normalized.input, numbers); check(numbers[2] === 0, 'native.spawnSync') } },
       floorAsync: floorBatch(['-a']),
       floorAsyncClock: floorBatch(['-A']),
       floorAddon: { each: minimalAsync },
@@ -176,7 +176,7 @@ const TASKS = {
     const methods = {
       thAsync: async () => check((await spawnChild({ file: TRUE, ...quiet })).exitCode === 0, 'spawnChild'),
       thNativeAsync: () => new Promise(resolve => {
-        native.spawnAsync(normalizedAsync, null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null, false)
+        native.spawnAsync(normalizedAsync, specNumbers(normalizedAsync), null, numbers => { check(numbers[2] === 0, 'native.spawnAsync'); resolve() }, null, null, null, false)
       }),
       floorAddon: minimalAsync,
       cpAsync: async () => check((await cpExit(TRUE, [], { stdio: 'ignore' })).code === 0, 'spawn'),

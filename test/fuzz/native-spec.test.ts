@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
-import { native, rawNumbers, type NativeSpec } from '../../lib/spawn/native.js'
+import { native, rawNumbers, specNumbers, type NativeSpec } from '../../lib/spawn/native.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
 import type { ChildSpec } from '../../lib/index.js'
 import { childPids, eventually, openFds, tempDir } from '../helpers.js'
@@ -78,7 +78,8 @@ t.test('native.spawnSync: a refusal or a result', async t => {
   await fuzz(t, 'native.spawnSync', fc.asyncProperty(mutated, async g => {
     const numbers = rawNumbers()
     try {
-      native.spawnSync(specOf(g, 'sync'), null, numbers)
+      const spec = specOf(g, 'sync')
+      native.spawnSync(spec, specNumbers(spec), null, numbers)
     } catch (err) {
       if (!refused(err)) throw err
       return
@@ -92,7 +93,8 @@ t.test('native.spawnAsync: a refusal or a result, and the callback comes', async
     let outcome
     const done = new Promise<Float64Array>(resolve => {
       try {
-        outcome = native.spawnAsync(specOf(g, 'async'), null, numbers => resolve(numbers), null, null, null)
+        const spec = specOf(g, 'async')
+        outcome = native.spawnAsync(spec, specNumbers(spec), null, numbers => resolve(numbers), null, null, null)
       } catch (err) {
         if (!refused(err)) throw err
         outcome = null

@@ -7,7 +7,7 @@ import t from 'tap'
 import { finished } from 'node:stream/promises'
 import { Worker } from 'node:worker_threads'
 import { spawnChild, spawnChildSync, startChild, type ChildProcess, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { native, rawNumbers } from '../../lib/spawn/native.js'
+import { native, rawNumbers, specNumbers } from '../../lib/spawn/native.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
 import { buildResult } from '../../lib/spawn/result.js'
 import { LAUNCHERS, MEASURE, REPO_ROOT, eachPath, eventually, processState, tempDir, type Path } from '../helpers.js'
@@ -305,7 +305,7 @@ t.test('a spec normalized for the sync API runs through the async waiter', async
     const spec = normalizeSpec({ file: 'true', stdin: 'ignore', stdout: 'ignore', stderr: 'ignore', launcher, measure })
     const label = `${launcher}${measure ? ' measured' : ''}`
     const r = await new Promise<ChildResult>((resolve, reject) => {
-      const outcome = native.spawnAsync(spec.native, null, (numbers, buffers) => resolve(buildResult(numbers, buffers, spec)), null, null, null)
+      const outcome = native.spawnAsync(spec.native, specNumbers(spec.native), null, (numbers, buffers) => resolve(buildResult(numbers, buffers, spec)), null, null, null)
       if (outcome === null) reject(new Error(`${label}: no handle, though one was asked for`))
       else if ('numbers' in outcome) reject(new Error(`${label}: the launch failed: ${buildResult(outcome.numbers, outcome.buffers, spec).diagnostic}`))
     })
@@ -322,7 +322,7 @@ t.test('a child started without a handle runs, times out and is reaped like any 
       const spec = normalizeSpec({ file, args, stdin: 'ignore', stdout: 'ignore', stderr: 'ignore', launcher, measure, timeout }, 'async')
       let outcome: ReturnType<typeof native.spawnAsync> | undefined
       const result = new Promise<ChildResult>(resolve => {
-        outcome = native.spawnAsync(spec.native, null, (numbers, buffers) => resolve(buildResult(numbers, buffers, spec)), null, null, null, false)
+        outcome = native.spawnAsync(spec.native, specNumbers(spec.native), null, (numbers, buffers) => resolve(buildResult(numbers, buffers, spec)), null, null, null, false)
       })
       return { outcome, result }
     }
@@ -343,7 +343,7 @@ t.test('spawnChild asks for a handle only when something will use it', async t =
   const asked: boolean[] = []
   const spawnAsync = native.spawnAsync
   native.spawnAsync = (...args: Parameters<typeof spawnAsync>) => {
-    asked.push(args[6] ?? true)
+    asked.push(args[7] ?? true)
     return spawnAsync(...args)
   }
   t.teardown(() => { native.spawnAsync = spawnAsync })
@@ -364,7 +364,7 @@ t.test("a result array whose buffer was transferred away is replaced, not writte
   // (ASan runs this file).
   const spec = normalizeSpec({ file: 'sh', args: ['-c', 'exit 7'], stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' }, 'async')
   const run = () => new Promise<Float64Array>((resolve, reject) => {
-    const outcome = native.spawnAsync(spec.native, null, numbers => resolve(numbers), null, null, null, false)
+    const outcome = native.spawnAsync(spec.native, specNumbers(spec.native), null, numbers => resolve(numbers), null, null, null, false)
     if (outcome !== null) reject(new Error('the launch failed'))
   })
   const first = await run()
@@ -384,4 +384,45 @@ t.test("a result array whose buffer was transferred away is replaced, not writte
   t.same([fourth.exitCode, fourth.signal, fourth.timedOut, fourth.spawnError], [7, null, false, null])
   t.notOk(Object.values(fourth.rusage).includes(12345), 'no rusage slot left as it was')
   t.not(fourth.durationMs, 12345)
+})
+
+t.test("a spec's numbers cross in a Float64Array beside it; anything else is refused, never read", async t => {
+  const spec = normalizeSpec({ file: 'sh', args: ['-c', 'exit 5'], stdin: 'ignore', stdout: 'ignore', stderr: 'ignore', timeout: 10000 }, 'async')
+  const refused = (field: string) => ({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`^native spec: ${field}`) })
+  // specNumbers lays out what the object holds, each slot by the addon's declared order.
+  const numbers = specNumbers(spec.native)
+  t.equal(numbers.length, native.layout.specNumbers.length)
+  t.equal(numbers[native.layout.specNumbers.indexOf('timeout')], 10000)
+  t.equal(numbers[native.layout.specNumbers.indexOf('deathSignal')], 1)
+  t.equal(numbers[native.layout.specNumbers.indexOf('setsid')], 0)
+  // A numeric field that is not a number is named, before anything runs.
+  t.throws(() => specNumbers({ ...spec.native, timeout: '5' as unknown as number }), refused('timeout'))
+  // The addon refuses numbers that are not a whole Float64Array of them, on both calls.
+  for (const bad of [null, new Float32Array(32), new Float64Array(3), [...numbers]]) {
+    t.throws(() => native.spawnSync(spec.native, bad as Float64Array, null, rawNumbers()), refused('numbers'))
+    t.throws(() => native.spawnAsync(spec.native, bad as Float64Array, null, () => t.fail('no child'), null), refused('numbers'))
+  }
+  // Numbers detached by a caller: specNumbers lays out the next spec in a new array.
+  const moved = specNumbers(spec.native)
+  structuredClone(moved.buffer, { transfer: [moved.buffer] })
+  t.equal(moved.length, 0, 'detached')
+  const sync = rawNumbers()
+  native.spawnSync(spec.native, specNumbers(spec.native), null, sync)
+  t.equal(buildResult(sync, null, spec).exitCode, 5, 'the next call runs with fresh numbers')
+  // A getter on the spec runs while the addon reads it, after the numbers were copied out: one
+  // that detaches them changes nothing; one that detaches the sync call's result array gets a
+  // refusal, not a write through a dead pointer (ASan runs this file).
+  const own = Float64Array.from(specNumbers(spec.native))
+  const detachNumbers = Object.defineProperty({ ...spec.native }, 'file', {
+    get: () => { structuredClone(own.buffer, { transfer: [own.buffer] }); return '/bin/sh' },
+  })
+  const result = rawNumbers()
+  native.spawnSync(detachNumbers, own, null, result)
+  t.equal(own.length, 0, 'the getter detached the numbers')
+  t.equal(buildResult(result, null, spec).exitCode, 5, 'the run used the copy taken before')
+  const late = rawNumbers()
+  const detachResult = Object.defineProperty({ ...spec.native }, 'file', {
+    get: () => { structuredClone(late.buffer, { transfer: [late.buffer] }); return '/bin/sh' },
+  })
+  t.throws(() => native.spawnSync(detachResult, specNumbers(spec.native), null, late), { name: 'TypeError', message: /numbers was detached/ })
 })

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import type { ChildSpec } from '../../lib/index.js'
-import { native, rawNumbers } from '../../lib/spawn/native.js'
+import { native, rawNumbers, specNumbers } from '../../lib/spawn/native.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
 import { buildResult } from '../../lib/spawn/result.js'
 import { LAUNCHERS, MEASURE, eachPath, tempDir } from '../helpers.js'
@@ -143,7 +143,7 @@ t.test('an fd closed after the check and before the launch: stage dup2, EBADF, n
     const spec = normalizeSpec({ file: 'true', fds: { 5: fd }, launcher, measure })
     fs.closeSync(fd)
     const numbers = rawNumbers()
-    const r = buildResult(numbers, native.spawnSync(spec.native, null, numbers), spec)
+    const r = buildResult(numbers, native.spawnSync(spec.native, specNumbers(spec.native), null, numbers), spec)
     const label = `${launcher}${measure ? ' measured' : ''}`
     t.same([r.pid, r.exitCode, r.spawnError?.stage, r.spawnError?.code], [0, 126, 'dup2', 'EBADF'], label)  // 126, as every start that fails
     t.equal(r.spawnError?.message, "Couldn't redirect fd 5: Bad file descriptor", label)
