@@ -283,6 +283,12 @@ export function startChild(spec: ChildSpec): ChildProcess {
 }
 
 /** Runs a child to completion without blocking the event loop. */
-export async function spawnChild(spec: ChildSpec): Promise<ChildResult> {
-  return start(spec, null).result
+export function spawnChild(spec: ChildSpec): Promise<ChildResult> {
+  // Not an async function: that would wrap the result's promise in a second one, settled two
+  // microtasks later. A spec that is refused still rejects rather than throws.
+  try {
+    return start(spec, null).result
+  } catch (err) {
+    return Promise.reject(err)
+  }
 }
