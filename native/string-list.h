@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,10 @@ namespace th {
 
 class StringList {
  public:
+  StringList() = default;
+  StringList(std::initializer_list<const char *> strings) {  // NOLINT: spec.argv = {"sh", "-c", ...}
+    for (const char *s : strings) Add(s);
+  }
   void Reserve(size_t count, size_t bytes) {
     offsets_.reserve(count);
     bytes_.reserve(bytes);
