@@ -19,7 +19,11 @@ namespace th {
 void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value numbers, Napi::Value input, LaunchSpec &spec, WaitOptions &wait,
                size_t &maxBuffer);
 
-// result.cc. Fills outcome for a launch that failed (the status the fork path's child exits
+// result.cc. The elements of `value` when it is a Float64Array of at least minLength elements
+// whose buffer is not detached; else nullptr. Plain C API, no exception: each caller says what
+// was wrong in its own words. (Every Float64Array that crosses the boundary is checked here.)
+double *Float64Elements(napi_env env, napi_value value, size_t minLength);
+// Fills outcome for a launch that failed (the status the fork path's child exits
 // with, or none).
 void SettleFailedLaunch(Launched &child, WaitOutcome &outcome);
 // Writes a run's facts into `numbers` (kResultLength doubles, laid out as boundary.h's

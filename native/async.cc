@@ -56,13 +56,10 @@ struct EnvChildren {
   // overwrites it. One whose buffer was detached (transferred away) is replaced. Null when N-API
   // refused (the environment is going away).
   double *Numbers(napi_env env, napi_value *out) {
+    if (numbers && napi_get_reference_value(env, numbers, out) == napi_ok && *out) {
+      if (double *data = Float64Elements(env, *out, kResultLength)) return data;
+    }
     void *data = nullptr;
-    size_t length = 0;
-    napi_typedarray_type type;
-    if (numbers && napi_get_reference_value(env, numbers, out) == napi_ok && *out &&
-        napi_get_typedarray_info(env, *out, &type, &length, &data, nullptr, nullptr) == napi_ok && type == napi_float64_array &&
-        length == kResultLength && data)
-      return static_cast<double *>(data);
     napi_value buffer;
     if (napi_create_arraybuffer(env, kResultLength * sizeof(double), &data, &buffer) != napi_ok ||
         napi_create_typedarray(env, napi_float64_array, kResultLength, buffer, 0, out) != napi_ok)

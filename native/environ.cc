@@ -33,10 +33,7 @@ struct EnvLock {
 StringList SnapshotEnviron() {
   StringList out;
   EnvLock lock;
-  size_t n = 0, bytes = 0;
-  for (char **e = environ; e && *e; e++, n++) bytes += strlen(*e) + 1;
-  out.Reserve(n, bytes);
-  for (char **e = environ; e && *e; e++) out.Add(*e);
+  out.AddAll(environ);
   return out;
 }
 

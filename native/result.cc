@@ -46,6 +46,18 @@ bool IsChildStage(Stage s) {
 
 }  // namespace
 
+double *Float64Elements(napi_env env, napi_value value, size_t minLength) {
+  bool typed = false;
+  napi_typedarray_type type;
+  size_t length = 0;
+  void *data = nullptr;
+  if (!value || napi_is_typedarray(env, value, &typed) != napi_ok || !typed ||
+      napi_get_typedarray_info(env, value, &type, &length, &data, nullptr, nullptr) != napi_ok ||
+      type != napi_float64_array || length < minLength || !data)
+    return nullptr;
+  return static_cast<double *>(data);
+}
+
 void SettleFailedLaunch(Launched &child, WaitOutcome &outcome) {
   if (child.reaped) {
     outcome.haveStatus = true;

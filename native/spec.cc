@@ -100,14 +100,8 @@ void CopyInput(Napi::Env env, Napi::Value input, WaitOptions &wait) {
 
 // The spec's numbers (boundary.h's TH_SPEC_NUMBERS), copied into n.
 void CopySpecNumbers(Napi::Env env, Napi::Value numbers, double (&n)[kSpecLength]) {
-  napi_typedarray_type type;
-  size_t count = 0;
-  void *data = nullptr;
-  napi_value ab;
-  size_t offset;
-  if (!numbers.IsTypedArray() || napi_get_typedarray_info(env, numbers, &type, &count, &data, &ab, &offset) != napi_ok ||
-      type != napi_float64_array || count < static_cast<size_t>(kSpecLength) || data == nullptr)
-    ThrowType(env, "numbers must be a Float64Array of " + std::to_string(kSpecLength));
+  const double *data = Float64Elements(env, numbers, kSpecLength);
+  if (!data) ThrowType(env, "numbers must be a Float64Array of " + std::to_string(kSpecLength));
   memcpy(n, data, sizeof n);
 }
 

@@ -26,6 +26,23 @@ class StringList {
     bytes_.push_back('\0');
   }
   void Add(const char *s) { Add(s, strlen(s)); }
+  // Every string of a null-terminated array (environ), each measured once: one pass finds where
+  // each goes, one copies it there.
+  void AddAll(char *const *strings) {
+    size_t count = 0;
+    while (strings && strings[count]) count++;
+    size_t first = offsets_.size(), end = bytes_.size();
+    offsets_.reserve(first + count);
+    for (size_t i = 0; i < count; i++) {
+      offsets_.push_back(end);
+      end += strlen(strings[i]) + 1;
+    }
+    bytes_.resize(end);  // zero-filled: each NUL is in place
+    for (size_t i = 0; i < count; i++) {
+      size_t at = offsets_[first + i], next = i + 1 < count ? offsets_[first + i + 1] : end;
+      memcpy(&bytes_[at], strings[i], next - at - 1);
+    }
+  }
   // Room for one more string of `length` bytes, NUL included after them: the caller fills it
   // before anything else is added (the buffer may move on the next Add).
   char *Append(size_t length) {

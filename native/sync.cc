@@ -31,9 +31,7 @@ bool OpenPaths(LaunchSpec &spec, double deadlineNs, Launched &child, WaitOutcome
 //   -> [stdout, stderr] | null (nothing captured); the run's numbers are written into `numbers`.
 Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 4 || !info[0].IsObject() || !info[3].IsTypedArray() ||
-      info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
-      info[3].As<Napi::TypedArray>().ElementLength() < static_cast<size_t>(kResultLength)) {
+  if (info.Length() < 4 || !info[0].IsObject() || !Float64Elements(env, info[3], kResultLength)) {
     Napi::TypeError err = Napi::TypeError::New(env, "spawnSync(spec, specNumbers, input, numbers: Float64Array)");
     err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
     throw err;
@@ -82,18 +80,13 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   }
   timer.reset();
   // Looked up again: a getter on the spec, run while it was read, may have detached the array.
-  void *numbers = nullptr;
-  size_t count = 0;
-  napi_typedarray_type type;
-  napi_value buffer;
-  size_t offset;
-  if (napi_get_typedarray_info(env, info[3], &type, &count, &numbers, &buffer, &offset) != napi_ok || numbers == nullptr ||
-      count < static_cast<size_t>(kResultLength)) {
+  double *numbers = Float64Elements(env, info[3], kResultLength);
+  if (!numbers) {
     Napi::TypeError err = Napi::TypeError::New(env, "spawnSync: numbers was detached while the spec was read");
     err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
     throw err;
   }
-  WriteNumbers(static_cast<double *>(numbers), child, outcome, start, NowNs());
+  WriteNumbers(numbers, child, outcome, start, NowNs());
   napi_value buffers = TakeBuffers(env, outcome);
   if (!buffers) throw Napi::Error::New(env, "spawnSync: the captured output could not be handed over");
   return Napi::Value(env, buffers);

@@ -85,6 +85,18 @@ export function helperBuildAction(): { action: string[]; inputs: string[]; outpu
 import type { Test } from 'tap'
 import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../lib/index.js'
 
+/**
+ * Starts the reaper thread and its wake-up pipe, which the first child that "wouldn't die" makes
+ * and the addon keeps for the life of the process: a test that takes an fd baseline calls this
+ * first, so that a child handed to the reaper later does not count as a leak. The child here is
+ * sure to outlast its grace period: SIGCHLD does nothing to sleep. Resolves once it is reaped.
+ */
+export async function startReaper(): Promise<void> {
+  const stuck = spawnChildSync({ file: 'sleep', args: ['5'], timeout: 1, killSignal: 'SIGCHLD', graceTimeout: 1 })
+  if (!stuck.timedOut || stuck.diagnostic !== "Child timed out but wouldn't die") throw new Error(`startReaper: the child was not handed to the reaper (${stuck.diagnostic})`)
+  if (!await eventually(() => processState(stuck.pid) === 'gone')) throw new Error(`startReaper: ${stuck.pid} was not reaped`)
+}
+
 export type Run = (spec: ChildSpec) => Promise<ChildResult>
 
 /**

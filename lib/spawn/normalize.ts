@@ -491,7 +491,6 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   const environ = environment(spec.env)
 
   const path = (s: NativeStdio) => (s.kind === StdioKind.path ? s.path! : null)
-  const piped = (s: NativeStdio) => s.kind === StdioKind.pipe
   return {
     native: {
       // measure: the helper runs, and runs `file` (looked up on the child's PATH by the helper)

@@ -12,7 +12,7 @@ import path from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
 import { startChild, spawnChild, spawnChildSync, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { childPids, eventually, openFds, processState, tempDir } from '../helpers.js'
+import { childPids, eventually, openFds, startReaper, tempDir } from '../helpers.js'
 import { fuzz } from './budget.js'
 
 const work = tempDir(t, 'tileharness-fuzz-spec-')
@@ -247,12 +247,10 @@ async function attempt(run: () => ChildResult | Promise<ChildResult>, spec: Chil
 }
 
 t.test('random specs: a typed error or a well-formed result', async t => {
-  // Warm up lazily created state before taking the baseline: the addon, and the reaper thread
-  // with its wake-up pipe (made by the first child that wouldn't die, kept for good).
+  // Warm up lazily created state before taking the baseline: the addon, and the reaper.
   spawnChildSync({ file: '/bin/true' })
   await spawnChild({ file: '/bin/true' })
-  const stopped = spawnChildSync({ file: 'sleep', args: ['5'], timeout: 1, killSignal: 'SIGCHLD', graceTimeout: 1 })
-  await eventually(() => processState(stopped.pid) === 'gone')
+  await startReaper()
   const fdsBefore = openFds()
   const childrenBefore = childPids()
 

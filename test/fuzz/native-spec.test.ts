@@ -13,8 +13,8 @@ import fc from 'fast-check'
 import t from 'tap'
 import { native, rawNumbers, specNumbers, type NativeSpec } from '../../lib/spawn/native.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { childPids, eventually, openFds, processState, tempDir } from '../helpers.js'
+import type { ChildSpec } from '../../lib/index.js'
+import { childPids, eventually, openFds, startReaper, tempDir } from '../helpers.js'
 import { fuzz } from './budget.js'
 
 const work = tempDir(t, 'tileharness-fuzz-native-')
@@ -71,11 +71,9 @@ function specOf(g: { base: number; changes: ReadonlyArray<readonly [string, unkn
   return spec as unknown as NativeSpec
 }
 
-// The reaper thread and its wake-up pipe, made by the first child that wouldn't die and kept for
-// good, are started before the baseline: a spec with a negative graceTimeout and a deadline that
-// comes before `true` has exited makes one (seed -1258882152 on Node 22 did).
-const stopped = spawnChildSync({ file: 'sleep', args: ['5'], timeout: 1, killSignal: 'SIGCHLD', graceTimeout: 1 })
-await eventually(() => processState(stopped.pid) === 'gone')
+// The reaper is started before the baseline: a spec with a negative graceTimeout and a deadline
+// that comes before `true` has exited hands a child to it (seed -1258882152 on Node 22 did).
+await startReaper()
 const fdsBefore = openFds()
 const childrenBefore = childPids()
 

@@ -4,15 +4,12 @@
 // to the reaper thread. Every path (API × launcher × measure); afterwards no fd, child, zombie or
 // orphan.
 import t from 'tap'
-import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
-import { eachPath, eventually, paths, processState, withRoomToStart, type Run } from '../helpers.js'
+import { startChild, type ChildSpec } from '../../lib/index.js'
+import { eachPath, eventually, paths, processState, startReaper, withRoomToStart, type Run } from '../helpers.js'
 import { baseline } from './helpers.js'
 
-// The first child that wouldn't die starts the reaper thread and its wake-up pipe, kept for the
-// life of the process: start them before any baseline is taken. (SIGCHLD does nothing to sleep,
-// so this one is sure to outlast its grace period.)
-const warm = spawnChildSync({ file: 'sleep', args: ['5'], timeout: 1, killSignal: 'SIGCHLD', graceTimeout: 1 })
-await eventually(() => processState(warm.pid) === 'gone')
+// Before any baseline is taken.
+await startReaper()
 
 // sh ignores TERM and execs sleep, which keeps the disposition: one process that ignores SIGTERM
 // and has no children of its own. Nothing asserts how long anything took.
