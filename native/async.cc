@@ -480,7 +480,13 @@ class AsyncChild {
     Capture &capture = stream == 1 ? outcome_.out : outcome_.err;
     std::pair<AsyncChild *, int> sink{this, stream};
     DrainResult r = onData_.held() ? Drain(fd, capture, EmitChunk, &sink) : Drain(fd, capture);
-    if (r == DrainResult::Eof) {
+    if (r == DrainResult::Eof && stream == 1 && terminal_ && !exited_) {
+      // The child's last slave fd closed (EIO), but the master is still open (stdinW) and the
+      // echo of what is typed after this still reaches it: out of the poll, read to the end at
+      // the exit (OnExit), as the sync waiter does (waiter.cc, WaitSync).
+      uv_poll_stop(PollOf(stream));
+      masterHungUp_ = true;
+    } else if (r == DrainResult::Eof) {
       StopAndClose(PollOf(stream), fd);
       if (exited_ && child_.stdoutR < 0 && child_.stderrR < 0) Finish();
     } else if (full_[stream] && fd >= 0) {
@@ -503,7 +509,7 @@ class AsyncChild {
     if (!paused_[stream] || done_) return;
     paused_[stream] = false;
     if (FdOf(stream) < 0) return;
-    uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);
+    if (!(stream == 1 && masterHungUp_)) uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);
     DrainStream(stream);
   }
 
@@ -621,6 +627,11 @@ class AsyncChild {
     LeaveKillList();
     ReapExited(child_, outcome_);
     ref_.pidfd = -1;
+    if (masterHungUp_) {
+      // Watched again: a process of the session may have reopened the terminal since the EIO.
+      masterHungUp_ = false;
+      if (!paused_[1] && child_.stdoutR >= 0) uv_poll_start(&outPoll_, UV_READABLE, OnStdout);
+    }
     DrainStream(1);
     DrainStream(2);
     if (done_) return;
@@ -722,6 +733,7 @@ class AsyncChild {
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;
   bool terminal_ = false;    // fds 0-2 are a terminal: stdoutR its master, stdinW the master's copy
+  bool masterHungUp_ = false;  // the terminal's master read EIO before the exit (DrainStream)
   bool typingInput_ = false;  // a terminal's `input` is still being written (OnStdin)
   std::string termPending_;  // the part of a terminal write still to go (WriteTerminal)
   size_t termOffset_ = 0;

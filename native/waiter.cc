@@ -320,6 +320,12 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
   int pendingSignal = timer ? opts.killSignal : 0;  // what the next expiry sends
   size_t inputOffset = 0;
   bool exited = false;
+  // A terminal's master reads EIO once no slave fd is left open, but the master itself is still
+  // open here (stdinW, launcher.h) and output can still reach it: the line discipline echoes
+  // input typed after that moment. So at the first EIO the master only leaves the poll (it would
+  // report POLLHUP for ever), and it is read again, to the end, once the child has exited
+  // (DrainAfterExit). Given up at the first EIO, the echo of `input` was there or not by a race.
+  bool masterHungUp = false;
 
   while (!exited) {
     struct pollfd fds[5];
@@ -327,7 +333,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
     fds[n++] = {child.pidfd, POLLIN, 0};
     int inIdx = -1, outIdx = -1, errIdx = -1, alarmIdx = -1;
     if (feeding) inIdx = n, fds[n++] = {child.stdinW, POLLOUT, 0};
-    if (child.stdoutR >= 0) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
+    if (child.stdoutR >= 0 && !masterHungUp) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
     if (child.stderrR >= 0) errIdx = n, fds[n++] = {child.stderrR, POLLIN, 0};
     if (timer && timer->fd() >= 0) alarmIdx = n, fds[n++] = {timer->fd(), POLLIN, 0};
 
@@ -343,8 +349,12 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
         feeding = false;
         if (!child.terminal) CloseFd(child.stdinW);
       }
-      if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof)
-        CloseFd(child.stdoutR);
+      if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof) {
+        if (child.terminal)
+          masterHungUp = true;
+        else
+          CloseFd(child.stdoutR);
+      }
       if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof)
         CloseFd(child.stderrR);
       if (fds[0].revents) {

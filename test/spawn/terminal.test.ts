@@ -69,10 +69,16 @@ t.test('the exact exit status and signal of the child itself', t => eachPath(t, 
 t.test('a child that closes its terminal fds before it exits is not hung up', t => eachPath(t, '', async (t, { run }) => {
   // The master reads EIO once the fds are closed; closing the master then would hang the terminal
   // up and SIGHUP the child, still running. The child's own sleep holds the window open.
+  // The exit status is 3 plus echo's own: 4 would say sh's write of "bye" to the terminal failed;
+  // 3 without "bye" that the terminal took it and the harness lost it.
   for (const input of [undefined, 'typed\n']) {
-    const r = await run({ file: 'sh', args: ['-c', 'echo bye; exec 0<&- 1>&- 2>&-; sleep 0.3; exit 3'], terminal: true, input })
-    t.same([r.exitCode, r.signal], [3, null], `input ${JSON.stringify(input)}: the child's own exit status, no SIGHUP`)
-    t.match(r.stdout.toString(), /bye\r\n/)
+    const r = await run({ file: 'sh', args: ['-c', 'echo bye; s=$?; exec 0<&- 1>&- 2>&-; sleep 0.3; exit $((3 + s))'], terminal: true, input })
+    const seen = { stdout: r.stdout.toString(), exitCode: r.exitCode, pid: r.pid, durationMs: r.durationMs }
+    t.same([r.exitCode, r.signal], [3, null], `input ${JSON.stringify(input)}: the child's own exit status, no SIGHUP`, seen)
+    t.match(r.stdout.toString(), /bye\r\n/, 'what the child wrote', seen)
+    // Typed before or after the child closed its fds (a race), the input is echoed: the master is
+    // read to the end after the exit, not given up at the first EIO.
+    if (input) t.match(r.stdout.toString(), /typed\r\n/, 'the terminal\'s echo of the input', seen)
   }
 }, { launchers: [...TERMINAL_LAUNCHERS] }))
 
@@ -122,6 +128,26 @@ t.test('startChild: a cat echo round trip through the terminal stream; end() is 
     child.stdout.on('data', chunk => { stdout += chunk })
     await new Promise(resolve => child.stdout.once('end', resolve))
     t.equal(stdout, '', `${label}: the stdout stream stays empty`)
+  }
+})
+
+t.test('startChild: what is typed after the child closed its terminal fds is still echoed into the result', async t => {
+  // The master reads EIO once the child's fds are closed; the harness reads it on, to the end, at
+  // the exit. The child waits on a FIFO to exit, so the write below comes between the two.
+  const fifo = path.join(tempDir(t), 'go')
+  spawnChildSync({ file: 'mkfifo', args: [fifo] })
+  for (const { launcher, measure, label } of startPaths) {
+    const child = startChild({ file: 'sh', args: ['-c', 'echo ready; exec 0<&- 1>&- 2>&-; read x < "$0"; exit 3', fifo], terminal: true, launcher, measure })
+    const out = watch(child)
+    t.ok(await out.until(/ready\r\n/), `${label}: the child started`)
+    t.ok(await eventually(() => !fs.existsSync(`/proc/${child.pid}/fd/1`)), `${label}: the child closed its fds`)
+    await new Promise(resolve => setImmediate(resolve))  // a loop turn: the harness has seen the EIO
+    await new Promise<void>(resolve => child.terminal!.write('late\n', () => resolve()))
+    fs.writeFileSync(fifo, '\n')  // the child's read returns: it exits
+    const r = await child.result
+    t.same([r.exitCode, r.signal], [3, null], `${label}: the child's own exit`)
+    t.match(r.stdout.toString(), /ready\r\n[^]*late\r\n/, `${label}: the echo of the late input is in the result`, { stdout: r.stdout.toString() })
+    t.equal(out.text(), r.stdout.toString(), `${label}: and in the terminal stream`)
   }
 })
 
