@@ -53,12 +53,13 @@ for (const api of ['sync', 'async', 'start']) {
   t.test(`a large capture is backed just ahead of its reads; a small one is not (${api})`, { skip: noStrace }, async t => {
     const bytes = 8 * MB + 5
     const calls = populateCalls(t, api, bytes)
-    const total = calls.reduce((sum, [, len]) => sum + len, 0)
+    // Only calls that succeeded count as backed; a refusal is listed in the diagnostic below.
+    const total = calls.filter(([, , result]) => result === '0').reduce((sum, [, len]) => sum + len, 0)
     t.ok(calls.length > 0, `the buffer was backed with MADV_POPULATE_WRITE (${calls.length} calls)`)
     // Every read past the first MiB (and the pipe's last 64 KiB before it grew) lands in a backed
     // window; a call's range is whole pages, so each may leave a page either side to fault in.
     const refused = calls.filter(([, , result]) => result !== '0')
-    t.ok(total >= bytes - MB - 64 * 1024 - 2 * 4096 * calls.length, `every read past the first MiB went into a window advised to be backed: ${total} bytes advised`,
+    t.ok(total >= bytes - MB - 64 * 1024 - 2 * 4096 * calls.length, `every read past the first MiB went into backed memory: ${total} bytes backed`,
       { calls: calls.length, refused: refused.map(([, len, result]) => `${len}: ${result}`) })
     t.ok(total <= bytes, `never the whole buffer (it grows to twice what it holds): ${total} bytes backed for ${bytes} read`)
     t.same(calls.filter(([, len]) => len > WINDOW), [], `each call backs at most ${WINDOW} bytes: a window kept in the cache, not the whole buffer`)
