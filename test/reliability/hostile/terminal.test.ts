@@ -1,13 +1,14 @@
 // startChild's terminal under hostile use (fixtures/terminal.mjs): a throwing 'data' listener, the
 // stream destroyed while the child writes, writes after the child exited, a worker with running
-// terminals terminated, the process exiting with one running. No crash, every result settles,
-// no terminal fd left open, no process left behind.
+// terminals terminated, the process exiting with one running; a throwing listener and a worker
+// terminated while the terminal is hung up (the child closed its fds and runs on). No crash,
+// every result settles, no terminal fd left open, no process left behind.
 import t from 'tap'
 import { assertFreshBuild, assertHealthy, runAll, runFixture } from './helpers.js'
 
 assertFreshBuild(t)
 
-const CASES = ['throwing-data', 'destroyed-early', 'write-after-exit', 'worker-terminated', 'exit-while-running'] as const
+const CASES = ['throwing-data', 'destroyed-early', 'write-after-exit', 'worker-terminated', 'exit-while-running', 'hung-up-throwing', 'hung-up-worker-terminated'] as const
 
 t.test('a terminal treated badly', async t => {
   const runs = await runAll(CASES.map(which => () => runFixture('terminal.mjs', [which], { timeoutMs: 30000 })))
@@ -44,6 +45,20 @@ t.test('a terminal treated badly', async t => {
         case 'worker-terminated':
           t.same(j.uncaught, [])
           t.equal(j.workerTerminated, true)
+          break
+        case 'hung-up-throwing':
+          t.equal(j.hungUp, true, 'the child closed its terminal fds and ran on')
+          t.ok(j.sentinelSeen >= 2, `the throws reached uncaughtException (${j.sentinelSeen}), before the hang-up and after`)
+          t.equal(j.uncaught.length, j.sentinelSeen, 'nothing else was thrown', { uncaught: j.uncaught })
+          t.same([j.exitCode, j.signal, j.timedOut], [3, null, false], 'the child\'s own exit: no SIGHUP, no deadline')
+          t.equal(j.output, 'ready\r\nlate\r\n', 'the result: the output, then the echo of what was typed while hung up')
+          t.equal(j.streamedSame, true, 'the stream gave the same as the result, its listener throwing all along')
+          break
+        case 'hung-up-worker-terminated':
+          t.same(j.uncaught, [])
+          t.equal(j.hungUp, true, 'the worker\'s children had closed their terminal fds')
+          t.equal(j.workerTerminated, true)
+          t.equal(j.childrenGone, true, 'the teardown ended them (nothing would have)')
           break
       }
     })
