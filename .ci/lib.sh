@@ -5,7 +5,8 @@ passed=0
 failed=0
 log=$(mktemp)
 failures=$(mktemp)  # what failed, by step (failures.awk), printed before the closing line
-trap 'rm -f "$log" "$failures"' EXIT
+temps=("$log" "$failures")  # removed at exit; .ci/run adds its own
+trap 'rm -rf "${temps[@]}"' EXIT
 
 # The closing line, after what failed: the end of this output is all some readers keep.
 finish() {
@@ -22,8 +23,15 @@ count() {  # count LABEL [STATUS]: adds up tap's closing "# { total: N, pass: N,
   f=$(grep -aE '^# \{ total:' "$log" | tail -1 | sed -nE 's/.*fail: ([0-9]+).*/\1/p')
   passed=$((passed + ${p:-0}))
   failed=$((failed + ${f:-0}))
-  awk -v step="$1" -f "$ci_dir/failures.awk" "$log" >>"$failures"
-  [ "${2:-0}" -eq 0 ] || echo "[$1] exit status $2" >>"$failures"
+  keep_failures "$1" "${2:-0}"
+}
+
+# keep_failures LABEL STATUS [COMMAND...]: $log's "not ok" lines, then a non-zero status, into $failures.
+keep_failures() {
+  local label=$1 status=$2
+  shift 2
+  awk -v step="$label" -f "$ci_dir/failures.awk" "$log" >>"$failures"
+  [ "$status" -eq 0 ] || echo "[$label] exit status $status${*:+: $*}" >>"$failures"
 }
 
 step() {  # step NAME CMD...: runs, counts a failure when it exits non-zero
@@ -35,8 +43,7 @@ step() {  # step NAME CMD...: runs, counts a failure when it exits non-zero
   if [ "$status" -ne 0 ]; then
     echo "=== FAILED: $*"
     failed=$((failed + 1))
-    awk -v step="$name" -f "$ci_dir/failures.awk" "$log" >>"$failures"
-    echo "[$name] exit status $status: $*" >>"$failures"
+    keep_failures "$name" "$status" "$@"
     return 1
   fi
 }
