@@ -57,8 +57,8 @@ namespace th {
   X(PosixSpawn, "posix_spawn")     \
   X(Fork, "fork")
 
-// Which step of starting the child failed: X(Enum, 'js name'). The fork path's child writes the
-// number on its error channel, so the order is a wire format: append only.
+// Which step of starting the child failed: X(Enum, 'js name'). The fork path's child and a
+// measured child's helper report the number, so the order is a wire format: append only.
 #define TH_STAGES(X)      \
   X(None, "none")         \
   X(Exec, "exec")         \

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -192,6 +193,20 @@ struct ChildIo {
   int flags = 0;
 };
 
+// The child's failure, written where the parent reads it once clone returns: the child shares the
+// parent's memory (CLONE_VM), and the parent thread stays suspended (CLONE_VFORK) until the child
+// has exec'd or exited, so the report is complete before it is read (glibc's posix_spawn hands its
+// exec error back the same way). A report's magic tells a failure from a child that exec'd
+// without writing one. Without it the parent could only guess from exit code 127 whether the
+// program was missing or the program itself exited 127.
+constexpr uint32_t kChildReportMagic = 0x54484346;  // "THCF"
+struct ChildReport {
+  uint32_t magic;
+  int32_t stage;
+  int32_t err;
+  int32_t detail;
+};
+
 struct ChildPlan {
   char *const *argv;
   char *const *envp;
@@ -232,26 +247,15 @@ struct ChildPlan {
   size_t keepCount;
   struct sigaction defaultAction;
   sigset_t emptyMask;
-  int errFd;
-};
-
-// The fixed-size message on the error channel.
-// The fixed-size message on the error channel: a magic, so that anything else the parent could
-// read there (a short write, stray bytes) is told apart from a report.
-constexpr uint32_t kChildReportMagic = 0x54484346;  // "THCF"
-struct ChildReport {
-  uint32_t magic;
-  int32_t stage;
-  int32_t err;
-  int32_t detail;
+  ChildReport *report;  // in the parent's frame: where ChildFail writes
 };
 
 [[noreturn]] void ChildFail(const ChildPlan *plan, Stage stage, int err, int detail = -1) {
-  ChildReport report{kChildReportMagic, static_cast<int32_t>(stage), err, detail};
-  ssize_t n;
-  do {
-    n = write(plan->errFd, &report, sizeof report);
-  } while (n < 0 && errno == EINTR);
+  volatile ChildReport *report = plan->report;
+  report->stage = static_cast<int32_t>(stage);
+  report->err = err;
+  report->detail = detail;
+  report->magic = kChildReportMagic;
   _exit(ExitCodeForSpawnFailure(stage, err));
 }
 
@@ -262,12 +266,10 @@ void TakeDeathSignal(const ChildPlan *plan) {
   if (getppid() != plan->parentPid) _exit(ExitCodeForSpawnFailure(Stage::Signal, ESRCH));
 }
 
-// Marks first..last close-on-exec (close_range), or, on a kernel without it, closes them; the
-// error channel is never among a gap's fds (it sits above every kept fd) and is spared above.
-void CloseOnExec(const ChildPlan *plan, unsigned first, unsigned last) {
+// Marks first..last close-on-exec (close_range), or, on a kernel without it, closes them.
+void CloseOnExec(unsigned first, unsigned last) {
   if (syscall(SYS_close_range, first, last, CLOSE_RANGE_CLOEXEC) == 0) return;
-  for (unsigned fd = first; fd <= last && fd < 65536; fd++)
-    if (static_cast<int>(fd) != plan->errFd) close(static_cast<int>(fd));
+  for (unsigned fd = first; fd <= last && fd < 65536; fd++) close(static_cast<int>(fd));
 }
 
 __attribute__((noinline)) int ChildMain(void *arg) {
@@ -353,15 +355,15 @@ __attribute__((noinline)) int ChildMain(void *arg) {
   // A change of credentials clears the death signal (prctl(2)): take it again as the new user.
   if (plan->deathSignal && (plan->setGid || plan->setUid)) TakeDeathSignal(plan);
 
-  // Pass 3: only 0..2, the extra fds and the report fd survive exec (and the error channel until
-  // exec closes it): the gaps between the kept fds, then everything above the last.
+  // Pass 3: only 0..2, the extra fds and the report fd survive exec: the gaps between the kept
+  // fds, then everything above the last.
   unsigned next = 3;
   for (size_t i = 0; i < plan->keepCount; i++) {
     unsigned kept = static_cast<unsigned>(plan->keep[i]);
-    if (kept > next) CloseOnExec(plan, next, kept - 1);
+    if (kept > next) CloseOnExec(next, kept - 1);
     next = kept + 1;
   }
-  CloseOnExec(plan, next, ~0U);
+  CloseOnExec(next, ~0U);
 
   bool sawEacces = false;
   int last = ENOENT;
@@ -656,14 +658,6 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
 // ----- fork path -------------------------------------------------------------------------------
 
 void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launched &out) {
-  int errRead = -1, errWrite = -1;
-  FdGuard errGuard;
-  errGuard.fds = {&errRead, &errWrite};
-  if (!MakePipe(errRead, errWrite, fds.above)) {  // above every target: no dup2 of the child's reaches it
-    Fail(out, Stage::Pipe, errno);
-    return;
-  }
-
   std::vector<struct rlimit> limits;
   std::vector<int> resources;
   for (const RlimitSetting &r : spec.rlimits) {
@@ -729,17 +723,31 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   plan.defaultAction.sa_handler = SIG_DFL;
   sigemptyset(&plan.defaultAction.sa_mask);
   sigemptyset(&plan.emptyMask);
-  plan.errFd = errWrite;
+  ChildReport report{};
+  plan.report = &report;
 
   // The child's stack, lent from this frame: the parent thread is suspended (CLONE_VFORK) for as
   // long as the child uses it.
   constexpr size_t kStackSize = 64 * 1024;
   alignas(64) char stack[kStackSize];
 
+  // The pidfd, when wanted, comes with the clone (CLONE_PIDFD, close-on-exec, Linux 5.2): one
+  // system call fewer than pidfd_open afterwards. A kernel without it refuses the flag (EINVAL),
+  // and Launch opens the pidfd the other way.
+  static std::atomic<bool> clonePidfd{true};
+  int pidfd = -1;
+  int flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+  bool withPidfd = spec.wantPidfd && clonePidfd.load(std::memory_order_relaxed);
+
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = clone(ChildMain, stack + kStackSize, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  pid_t pid = clone(ChildMain, stack + kStackSize, flags | (withPidfd ? CLONE_PIDFD : 0), &plan, &pidfd);
+  if (pid < 0 && withPidfd && errno == EINVAL) {
+    clonePidfd.store(false, std::memory_order_relaxed);
+    pidfd = -1;
+    pid = clone(ChildMain, stack + kStackSize, flags, &plan);
+  }
   int cloneErr = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
@@ -747,26 +755,14 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
     return;
   }
   out.pid = pid;
-  CloseFd(errWrite);
-
-  // The close-on-exec error channel. When exec succeeds the kernel closes the child's end and
-  // we read EOF; when anything before or in exec fails the child writes one fixed-size report and
-  // exits. Without the channel the parent could only guess from exit code 127 whether the
-  // program was missing or the program itself exited 127.
-  ChildReport report{};
-  ssize_t got;
-  do {
-    got = read(errRead, &report, sizeof report);
-  } while (got < 0 && errno == EINTR);
-  if (got == 0) return;  // exec succeeded
-  bool valid = got == static_cast<ssize_t>(sizeof report) && report.magic == kChildReportMagic &&
-               report.stage > static_cast<int32_t>(Stage::None) && report.stage < kStageCount;
-  if (valid) {
+  out.pidfd = pidfd;
+  // Back here once the child exec'd (or exited): a report says what failed before or in exec.
+  if (report.magic != kChildReportMagic) return;
+  CloseFd(out.pidfd);
+  if (report.stage > static_cast<int32_t>(Stage::None) && report.stage < kStageCount) {
     Fail(out, static_cast<Stage>(report.stage), report.err, report.detail);
   } else {
-    // A read error or a short or garbled report: what the child did is unknown, so it is not
-    // left to run. Reported as the parent failing to track it.
-    Fail(out, Stage::Spawn, got < 0 ? errno : EPROTO);
+    Fail(out, Stage::Spawn, EPROTO);  // cannot happen (ChildFail writes only Stage values): not left to run
     kill(pid, SIGKILL);
   }
   Reap(pid, out.status, out.usage);
@@ -801,7 +797,7 @@ Launched Launch(const LaunchSpec &spec) {
         LaunchPosixSpawn(spec, cs, fds, out);
     }
   }
-  if (out.stage == Stage::None && spec.wantPidfd) {
+  if (out.stage == Stage::None && spec.wantPidfd && out.pidfd < 0) {
     out.pidfd = PidfdOpen(out.pid);
     if (out.pidfd < 0) {
       // Without a pidfd the child cannot be waited for safely: end it now rather than lose it.
