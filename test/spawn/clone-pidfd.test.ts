@@ -37,21 +37,23 @@ const SCRIPT = `
   })()
 `
 
+const EXPECTED = {
+  exited: { exitCode: 7, pid: true, launcher: 'fork' },
+  killed: true,
+  signal: 'SIGTERM',
+  timedOut: { timedOut: true, signal: 'SIGKILL' },
+  chdir: ['chdir', 'ENOENT'],
+  missing: [127, 'ENOENT'],
+  sync: 5,
+}
+
 t.test('a kernel without CLONE_PIDFD: the pidfd is opened after the clone, and nothing else changes', t => {
   const log = path.join(dir, 'refused.log')
   const env = nodeChildEnv()
   env.LD_PRELOAD = env.LD_PRELOAD ? `${env.LD_PRELOAD}:${so}` : so
   env.NO_CLONE_PIDFD_LOG = log
   const out = runNodeScript<Record<string, unknown>>(SCRIPT, { env })
-  t.same(out, {
-    exited: { exitCode: 7, pid: true, launcher: 'fork' },
-    killed: true,
-    signal: 'SIGTERM',
-    timedOut: { timedOut: true, signal: 'SIGKILL' },
-    chdir: ['chdir', 'ENOENT'],
-    missing: [127, 'ENOENT'],
-    sync: 5,
-  })
+  t.same(out, EXPECTED)
   // Refused once: the launch remembers, and does not ask again for every child.
   t.equal(fs.readFileSync(log, 'utf8'), 'refused\n', 'CLONE_PIDFD was asked for once, and refused')
   t.end()
@@ -59,14 +61,6 @@ t.test('a kernel without CLONE_PIDFD: the pidfd is opened after the clone, and n
 
 t.test('the same script without the shim: the same results', t => {
   const out = runNodeScript<Record<string, unknown>>(SCRIPT)
-  t.same(out, {
-    exited: { exitCode: 7, pid: true, launcher: 'fork' },
-    killed: true,
-    signal: 'SIGTERM',
-    timedOut: { timedOut: true, signal: 'SIGKILL' },
-    chdir: ['chdir', 'ENOENT'],
-    missing: [127, 'ENOENT'],
-    sync: 5,
-  })
+  t.same(out, EXPECTED)
   t.end()
 })
