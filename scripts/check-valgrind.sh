@@ -11,8 +11,9 @@
 #    (scripts/valgrind/node.supp); leaks are not checked in Node, which keeps its heap to the end.
 #
 # Valgrind 3.19 does not know pidfd_open or pidfd_send_signal (ENOSYS): under it, launches that
-# need a pidfd stop at "couldn't track the child", and its vfork is a fork, so glibc's posix_spawn
-# reports a failed exec as exit 127. The driver stands a pipe in for the pidfd; see its header.
+# need a pidfd stop at "couldn't track the child", and its vfork is a fork, so a failed exec, which
+# both launch paths report through memory the child shares with its parent, shows as exit 127.
+# The driver stands a pipe in for the pidfd; see its header.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

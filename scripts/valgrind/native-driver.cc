@@ -271,8 +271,9 @@ void Launches() {
     missing.launcher = choice;
     missing.wantPidfd = false;
     Launched m = Launch(missing);
-    // posix_spawn reports exec errors through memory it shares with its child, which valgrind's
-    // fork-style vfork does not share: there the failure shows as the child's exit 127 instead.
+    // Both paths report exec errors through memory the child shares with its parent (glibc's
+    // posix_spawn, and the fork path's ChildFail), which valgrind's fork-style vfork does not
+    // share: there the failure shows as the child's exit 127 instead.
     bool exact = m.stage == Stage::Exec && m.err == ENOENT;
     bool viaStatus = false;
     if (m.stage == Stage::None) {
