@@ -751,7 +751,10 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
   int cloneErr = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
-    Fail(out, Stage::Fork, cloneErr);
+    // EMFILE, ENFILE: no fd for the pidfd (a clone makes no other fd). No child exists: one that
+    // could not be tracked is not started, rather than started and killed.
+    bool noPidfd = withPidfd && (cloneErr == EMFILE || cloneErr == ENFILE);
+    Fail(out, noPidfd ? Stage::Spawn : Stage::Fork, cloneErr);
     return;
   }
   out.pid = pid;

@@ -1,8 +1,9 @@
 // Fault: fd exhaustion. A node child with RLIMIT_NOFILE lowered (the harness's own rlimits
 // option) fills its fd table, frees 0, 1, 2, ... fds, and spawns with every stdio shape through
 // every path (API × launcher × measure). Each spawn either works or fails cleanly: a spawnError with
-// code EMFILE at a stage that names the step (pipe, open: never "exec", never a guessed exit code
-// from a child that did not run), and afterwards exactly as many fds free as before and no child.
+// code EMFILE at a stage that names the step (pipe, open, spawn: the fork path's pidfd, which comes
+// with the clone; never "exec", never a guessed exit code from a child that did not run), and
+// afterwards exactly as many fds free as before and no child.
 import t from 'tap'
 import { paths } from '../helpers.js'
 import { CHILD_PROBES, baseline, childPaths, runNodeScript } from './helpers.js'
@@ -82,14 +83,16 @@ t.test('EMFILE at every step of a launch: a clean error, nothing leaked', async 
     }
     stages.add(r.stage)
     t.equal(r.code, 'EMFILE', `${label}: EMFILE (${r.stage})`)
-    t.ok(r.stage === 'pipe' || r.stage === 'open', `${label}: failed at a named step, not exec (${r.stage})`)
+    t.ok(r.stage === 'pipe' || r.stage === 'open' || r.stage === 'spawn', `${label}: failed at a named step, not exec (${r.stage})`)
     t.equal(r.signal, null, `${label}: no signal`)
-    // A failure in the parent started no child; one in the child (fork path) is exit 126, as any
-    // failure before exec.
-    t.equal(r.exitCode, r.pid === 0 && r.stage === 'pipe' ? null : 126, `${label}: exit code`)
-    t.match(r.diagnostic, /^Couldn't (create a pipe|open '\/dev\/null' for std(in|out|err)): Too many open files$/, `${label}: diagnostic`)
+    // A failure in the parent (a pipe, the fork path's pidfd) started no child; one in the child
+    // (fork path) is exit 126, as any failure before exec.
+    const inParent = r.stage === 'pipe' || r.stage === 'spawn'
+    t.equal(r.exitCode, r.pid === 0 && inParent ? null : 126, `${label}: exit code`)
+    if (r.stage === 'spawn') t.ok(r.pid === 0 && r.path.includes('fork'), `${label}: no pidfd, so no child started (fork path)`)
+    t.match(r.diagnostic, /^Couldn't (create a pipe|open '\/dev\/null' for std(in|out|err)|track the child): Too many open files$/, `${label}: diagnostic`)
   }
-  t.same([...stages].sort(), ['open', 'pipe'], 'the sweep hit both the parent-side and the child-side opens')
+  t.same([...stages].sort(), ['open', 'pipe', 'spawn'], 'the sweep hit the parent-side steps (pipes, the pidfd) and the child-side opens')
   for (const { label } of paths()) {
     t.ok(rows.some(r => r.path === label && r.free === 9 && r.exitCode === 0), `${label}: works again with fds free`)
   }
