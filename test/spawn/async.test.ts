@@ -288,10 +288,14 @@ t.test('workers: context-aware addon, two workers at once, teardown kills their 
   const marker = `100.${process.pid}`
   const handleless = run({ holdWithoutHandle: marker })
   t.equal(await handleless.message, 'started')
-  const sleeper = fs.readdirSync('/proc').filter(d => /^\d+$/.test(d)).find(d => {
+  // Found by its command line, which the kernel fills in a moment after the launch returns (the
+  // parent resumes once exec has replaced the child's memory; the new program's arguments are
+  // laid out after that), so looked for until it shows.
+  const find = () => fs.readdirSync('/proc').filter(d => /^\d+$/.test(d)).find(d => {
     try { return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8') === `sleep\0${marker}\0` } catch { return false }
   })
-  t.ok(sleeper, 'the handle-less child runs')
+  let sleeper: string | undefined
+  t.ok(await eventually(() => (sleeper = find()) !== undefined), 'the handle-less child runs')
   t.equal(processState(Number(sleeper)), 'alive')
   await handleless.w.terminate()
   t.ok(await eventually(() => processState(Number(sleeper)) === 'gone'), "the terminated worker's handle-less child was killed and reaped")
