@@ -30,6 +30,17 @@ export function nodeChildEnv(staged?: Staged): Record<string, string> {
 }
 
 /**
+ * test/fixtures/<name>.c built into a shared library in `dir` (a preload, or a constructor run
+ * by loading it), with cc; its path.
+ */
+export function buildFixtureLibrary(dir: string, name: string, libs: string[] = []): string {
+  const so = path.join(dir, `${name}.so`)
+  const built = spawnChildSync({ file: 'cc', args: ['-shared', '-fPIC', '-o', so, path.join(REPO_ROOT, 'test/fixtures', `${name}.c`), ...libs] })
+  if (built.exitCode !== 0) throw new Error(`cc failed: ${built.diagnostic} ${built.stderr}`)
+  return so
+}
+
+/**
  * The package as a child script requires it: `require(${PACKAGE})`. runNodeScript puts the path of
  * the checkout there, or of the staged copy a script run as another user loads.
  */

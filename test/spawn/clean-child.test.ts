@@ -1,15 +1,13 @@
 // The child starts clean: only fds 0-2, every signal at its default disposition, an empty mask; on
 // every path (API × launcher × measure).
 import fs from 'node:fs'
-import path from 'node:path'
 import t from 'tap'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, eachPath, tempDir } from '../helpers.js'
+import { type ChildSpec } from '../../lib/index.js'
+import { eachPath, tempDir } from '../helpers.js'
+import { buildFixtureLibrary } from '../reliability/helpers.js'
 
 const dir = tempDir(t)
-const so = path.join(dir, 'leak-fd.so')
-const built = spawnChildSync({ file: 'cc', args: ['-shared', '-fPIC', '-o', so, path.join(REPO_ROOT, 'test/fixtures/leak-fd.c')] })
-if (built.exitCode !== 0) throw new Error(`cc failed: ${built.stderr}`)
+const so = buildFixtureLibrary(dir, 'leak-fd')
 try {
   process.dlopen({ exports: {} } as NodeJS.Module, so)
 } catch {

@@ -5,14 +5,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { spawnChildSync } from '../../lib/index.js'
-import { REPO_ROOT, tempDir } from '../helpers.js'
-import { PACKAGE, nodeChildEnv, runNodeScript } from '../reliability/helpers.js'
+import { tempDir } from '../helpers.js'
+import { PACKAGE, buildFixtureLibrary, nodeChildEnv, runNodeScript } from '../reliability/helpers.js'
 
 const dir = tempDir(t)
-const so = path.join(dir, 'no-clone-pidfd.so')
-const built = spawnChildSync({ file: 'cc', args: ['-shared', '-fPIC', '-o', so, path.join(REPO_ROOT, 'test/fixtures/no-clone-pidfd.c'), '-ldl'] })
-if (built.exitCode !== 0) throw new Error(`cc failed: ${built.stderr}`)
+const so = buildFixtureLibrary(dir, 'no-clone-pidfd', ['-ldl'])
 
 // Every fork-path use of the pidfd: waiting for the exit (async), signalling through it (kill),
 // a deadline, a launch that fails before exec and one that fails in exec, and the sync wait.
