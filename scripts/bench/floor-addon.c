@@ -1,13 +1,14 @@
 /* floor-addon: the async floor inside Node, a Node addon with nothing in it but what any async
- * spawn from an event loop must do: floor -a's launch (floor-launch.h, tileharness's choices), the
- * child's pidfd watched by a uv_poll on the environment's loop, wait4 when it fires, and one call
+ * spawn from an event loop must do: floor -a's launch (floor-launch.h's floor_fork, tileharness's
+ * default fork path, its pidfd made by the clone), the child's pidfd watched by a uv_poll on the
+ * environment's loop, wait4 when it fires, and one call
  * into JavaScript with the wait status. No spec to read, no exit clock, no handle, no result
  * object, no kill list, no teardown: against the C floor it is what Node itself (N-API, libuv, a
  * promise, the event loop's turn) costs an async spawn; tileharness's native.spawnAsync against it
  * is what the harness's own work costs. The performance suite (scripts/bench/run.mjs) compiles it
  * with cc at run time against Node's headers; it is not part of the package.
  *
- *   spawn(file, onDone(status)): starts FILE (no arguments); onDone gets the wait status, or -errno
+ *   spawn(file, onDone(status)): starts FILE, a path (no arguments); onDone gets the wait status, or -errno
  *   when the launch failed (then at once, before spawn returns).
  */
 #define _GNU_SOURCE
@@ -31,9 +32,6 @@ typedef struct {
   napi_env env;
   napi_ref onDone;
 } Child;
-
-static posix_spawn_file_actions_t actions;
-static posix_spawnattr_t attr;
 
 /* onDone(status): from the loop (fromLoop) through napi_make_callback, which runs the microtasks
  * after it as any callback from libuv must; from inside spawn() as a plain call. */
@@ -84,9 +82,8 @@ static napi_value Spawn(napi_env env, napi_callback_info info) {
   }
   c->env = env;
   char *args[] = {file, NULL};
-  int rc = posix_spawnp(&c->pid, file, &actions, &attr, args, environ);
-  c->pidfd = rc == 0 ? (int)syscall(SYS_pidfd_open, c->pid, 0) : -1;
-  if (rc == 0 && c->pidfd < 0) rc = errno, waitpid(c->pid, NULL, 0);
+  c->pid = floor_fork(file, args, environ, &c->pidfd);
+  int rc = c->pid > 0 ? 0 : errno;
   uv_loop_t *loop;
   if (rc == 0 && (napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &c->poll, c->pidfd) != 0)) {
     rc = EINVAL;
@@ -104,8 +101,6 @@ static napi_value Spawn(napi_env env, napi_callback_info info) {
 }
 
 NAPI_MODULE_INIT() {
-  floor_actions(&actions, 1, -1);
-  floor_attr(&attr, 1);
   napi_value fn;
   if (napi_create_function(env, "spawn", NAPI_AUTO_LENGTH, Spawn, NULL, &fn) != napi_ok ||
       napi_set_named_property(env, exports, "spawn", fn) != napi_ok)

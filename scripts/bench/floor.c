@@ -9,15 +9,17 @@
  * /dev/null as tileharness's and child_process's 'ignore' put them. It is started from the
  * benchmark's Node process but runs its loop in its own small image, whatever that parent's RSS.
  *
- * -s replays the system calls of tileharness's posix_spawn path (native/launcher.cc and the sync
- * waiter) instead: every signal reset to SIG_DFL and the mask cleared in the child, fds from 3 up
- * closed, then pidfd_open, poll on the pidfd, wait4, close. The suite reports it beside the plain
- * floor, so that a gap between tileharness and the floor can be told apart: the cost of the
- * harness's system calls, or the cost of making them from inside Node.
+ * -s replays the system calls of tileharness's default launch and sync wait instead: the fork
+ * path (floor-launch.h's floor_fork: native/launcher.cc's clone and the child's sequence, with its
+ * death signal), then wait4, as the sync waiter blocks when it has no pipe and no deadline to
+ * watch. The suite reports it beside the plain floor, so that a gap between tileharness and the
+ * floor can be told apart: the cost of the harness's system calls, or the cost of making them
+ * from inside Node.
  *
- * -a replays the async waiter's instead (native/async.cc): the same launch, then the pidfd added
- * to two epoll sets (the event loop's and the exit clock's), epoll_wait on the first, wait4,
- * close: what the async API asks of the kernel, with nothing done between the launch and the wait.
+ * -a replays the async waiter's instead (native/async.cc): the same launch, its pidfd made by the
+ * clone, then added to two epoll sets (the event loop's and the exit clock's), epoll_wait on the
+ * first, wait4, close: what the async API asks of the kernel, with nothing done between the
+ * launch and the wait.
  *
  * -A is -a with the exit clock's thread as well (native/exit-clock.cc): a second thread blocked in
  * epoll_wait on the clock's set, which wakes at each exit and stamps the time under a lock, and
@@ -182,9 +184,7 @@ int main(int argc, char **argv) {
   posix_spawn_file_actions_t actions;
   int out[2] = {-1, -1};
   if (keep && pipe2(out, O_CLOEXEC) != 0) return 2;
-  floor_actions(&actions, harness, out[1]);
-  posix_spawnattr_t attr;
-  floor_attr(&attr, harness);
+  floor_actions(&actions, out[1]);
   int loop = async ? epoll_create1(EPOLL_CLOEXEC) : -1, clock = async ? epoll_create1(EPOLL_CLOEXEC) : -1;
   if (async && (loop < 0 || clock < 0)) return 2;
   if (clocked) {
@@ -210,16 +210,18 @@ int main(int argc, char **argv) {
         long k = 0;
         while (pids[k] != 0) k++;
         began[k] = now_ns();
-        if (posix_spawnp(&pids[k], argv[2], &actions, &attr, argv + 2, environ) != 0) {
+        if (harness) {
+          pids[k] = floor_fork(argv[2], argv + 2, environ, async ? &pidfds[k] : NULL);
+        } else if (posix_spawnp(&pids[k], argv[2], &actions, NULL, argv + 2, environ) != 0) {
+          pids[k] = -1;
+        }
+        if (pids[k] <= 0) {
           pids[k] = 0;
           failures++;
           each[done++] = 0;
         } else {
           running++;
-          if (async) {
-            pidfds[k] = (int)syscall(SYS_pidfd_open, pids[k], 0);
-            if (pidfds[k] < 0 || watch_exit(loop, clock, pidfds[k], (unsigned long long)k) != 0) return 2;
-          }
+          if (async && watch_exit(loop, clock, pidfds[k], (unsigned long long)k) != 0) return 2;
         }
         started++;
       }
@@ -257,9 +259,15 @@ int main(int argc, char **argv) {
       /* a fresh pipe per run, its write end in the child only */
       if (i > 0 && pipe2(out, O_CLOEXEC) != 0) return 2;
       posix_spawn_file_actions_destroy(&actions);
-      floor_actions(&actions, harness, out[1]);
+      floor_actions(&actions, out[1]);
     }
-    if (posix_spawnp(&pid, argv[2], &actions, &attr, argv + 2, environ) != 0) {
+    int pidfd = -1;
+    if (harness) {
+      pid = floor_fork(argv[2], argv + 2, environ, async ? &pidfd : NULL);
+    } else if (posix_spawnp(&pid, argv[2], &actions, NULL, argv + 2, environ) != 0) {
+      pid = -1;
+    }
+    if (pid <= 0) {
       failures++;
       if (keep) close(out[0]), close(out[1]);
     } else {
@@ -268,17 +276,13 @@ int main(int argc, char **argv) {
         kept = capture(out[0]);
         close(out[0]);
       }
-      int pidfd = harness ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-      if (pidfd >= 0 && async) {
+      if (async) {
         struct epoll_event ready;
         if (watch_exit(loop, clock, pidfd, 1) != 0) return 2;
         while (epoll_wait(loop, &ready, 1, -1) < 1) {}
-      } else if (pidfd >= 0) {
-        struct pollfd ready = {pidfd, POLLIN, 0};
-        while (poll(&ready, 1, -1) < 0) {}
       }
       if (wait4(pid, &status, 0, &usage) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failures++;
-      if (pidfd >= 0 && async) take_stamp(1);
+      if (async) take_stamp(1);
       if (pidfd >= 0) close(pidfd);
     }
     each[i] = now_ns() - t0;

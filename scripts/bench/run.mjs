@@ -179,14 +179,15 @@ try {
     }
     const rssLabel = ({ size, result }) => `${(result.rssBytes / 1024 ** 2).toFixed(0)} MiB${size.bytes ? '' : ' (no ballast)'}`
     const LABELS = {
-      floor: 'floor', floorHarness: 'floor -s', thSync: 'spawnChildSync', thNative: 'native.spawnSync', thSyncFork: 'spawnChildSync fork',
+      floor: 'floor', floorHarness: 'floor -s', thSync: 'spawnChildSync', thNative: 'native.spawnSync', thSyncPosix: 'spawnChildSync posix_spawn',
       floorAsync: 'floor -a', floorAsyncClock: 'floor -A', floorAddon: 'floor addon', thNativeAsync: 'native.spawnAsync', thNativeAsyncWork: 'native.spawnAsync + JS',
-      cpSync: 'spawnSync', execaSync: 'execaSync', thAsync: 'spawnChild', thAsyncFork: 'spawnChild fork', cpAsync: 'spawn', execaAsync: 'execa',
+      cpSync: 'spawnSync', execaSync: 'execaSync', thAsync: 'spawnChild', thAsyncPosix: 'spawnChild posix_spawn', cpAsync: 'spawn', execaAsync: 'execa',
     }
     const batches = bySize.map(b => `${b.size.label}: ` + Object.entries(b.result.methods).map(([k, v]) => `${LABELS[k] ?? k} ${v.batch}`).join(', ')).join('; ')
     const method = `Per spawn: the median over ${CONFIG.spawn.rounds} rounds of each round's median (mean: the same of each round's mean); ` +
       `ratio: the median of the per-round ratios to the C floor, methods interleaved round by round in one process per size. ` +
-      `stdio on /dev/null everywhere ('ignore'). Spawns per round (fewer for a method whose batch would pass ${CONFIG.spawn.batchMs} ms): ${batches}.`
+      `stdio on /dev/null everywhere ('ignore'); tileharness's spec is that and nothing else, so it takes its default launch, the fork path ` +
+      `('auto' with killOnExit). Spawns per round (fewer for a method whose batch would pass ${CONFIG.spawn.batchMs} ms): ${batches}.`
     if (onlyRows.includes(1)) {
       sections.push(`## 1. Spawn+wait of \`/bin/true\`, sync API\n\n` +
         `The floor is \`scripts/bench/floor.c\` (posix_spawnp + wait4 in a loop, compiled with cc at run time, its own small process); ` +
@@ -198,8 +199,9 @@ try {
             return [rssLabel(b), show(cell(m, 'floor')), show(th), show(cell(m, 'cpSync')), show(cell(m, 'execaSync')),
               target('1', `spawnChildSync vs floor at ${b.size.label}`, th.ratio, TARGET_FLOOR) + ` (means: ${x(th.meanRatio)})`]
           })) +
-        `\n\nWhere the gap to the floor is, per size: (a) tileharness's own system calls replayed in C (\`floor -s\`: all signals to SIG_DFL, ` +
-        `closefrom, pidfd_open, poll, wait4) — the cost of the harness's choices; (b) the addon's call alone from Node (\`native.spawnSync\`, ` +
+        `\n\nWhere the gap to the floor is, per size: (a) tileharness's own system calls replayed in C (\`floor -s\`: the fork path's clone, ` +
+        `and in the child every signal to SIG_DFL, the death signal, the /dev/null opens and every fd from 3 up close-on-exec; then wait4) — ` +
+        `the cost of the harness's choices; (b) the addon's call alone from Node (\`native.spawnSync\`, ` +
         `spec normalized once, no result object built) — (b) minus (a) is making those calls from inside Node; spawnChildSync minus (b) is the JS layer.\n\n` +
         table(['Parent RSS', '(a) harness sequence in C', '(b) native.spawnSync from Node', 'spawnChildSync'],
           bySize.map(b => [rssLabel(b), show(cell(b.result.methods, 'floorHarness')), show(cell(b.result.methods, 'thNative')), show(cell(b.result.methods, 'thSync'))])))
@@ -215,7 +217,7 @@ try {
               target('2', `spawnChild (async) vs floor at ${b.size.label}`, th.ratio, TARGET_ASYNC)]
           })) +
         `\n\nWhere the gap to the floor is, per size, as for row 1: (a) the async waiter's system calls replayed in C (\`floor -a\`: the same launch, ` +
-        `pidfd_open, the pidfd added to two epoll sets, epoll_wait, wait4); (a′) is (a) with the exit clock's thread as well (\`floor -A\`: a second thread blocked in epoll_wait on the clock's set, ` +
+        `its pidfd made by the clone, the pidfd added to two epoll sets, epoll_wait, wait4); (a′) is (a) with the exit clock's thread as well (\`floor -A\`: a second thread blocked in epoll_wait on the clock's set, ` +
         `woken by each exit to stamp it): what the second waiter costs in C; (n) is (a)'s launch from a minimal Node addon (\`scripts/bench/floor-addon.c\`: ` +
         `a uv_poll on the pidfd, wait4, one call into JavaScript, awaited as a promise; no spec, no exit clock, no handle, no result): (n) minus (a) is what Node itself ` +
         `costs an async spawn, and (b) minus (n) is the harness's own work; (b) the addon's async call alone from Node (\`native.spawnAsync\`, ` +
@@ -235,16 +237,16 @@ try {
         `(their children's not included), and the Node process's for the rest; the child's own is the same in each.\n\n` +
         table(['Parent RSS', 'C floor', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(n) (a) from a minimal addon', '(b) native.spawnAsync from Node', 'spawnChild'],
           bySize.map(b => [rssLabel(b), ...['floor', 'floorAsync', 'floorAsyncClock', 'floorAddon', 'thNativeAsync', 'thAsync'].map(name => us(median(b.result.methods[name].cpuUs)))])) +
-        `\n\nThe fork path (\`launcher: 'fork'\`: clone(CLONE_VM|CLONE_VFORK) and the contract's child-side sequence) against the posix_spawn path, ` +
-        `ratios paired round by round as above:\n\n` +
-        table(['Parent RSS', 'spawnChildSync fork', 'fork / posix_spawn (sync)', 'spawnChild fork', 'fork / posix_spawn (async)', 'sync fork vs floor', 'Target: fork / posix_spawn at 4 GiB'],
+        `\n\nThe posix_spawn path (\`launcher: 'posix_spawn'\`, glibc's posix_spawn with the harness's file actions and attributes) against ` +
+        `the default fork path above (clone(CLONE_VM|CLONE_VFORK) and the contract's child-side sequence, with its death signal), ratios paired round by round as above:\n\n` +
+        table(['Parent RSS', 'spawnChildSync posix_spawn', 'fork / posix_spawn (sync)', 'spawnChild posix_spawn', 'fork / posix_spawn (async)', 'sync posix_spawn vs floor', 'Target: fork / posix_spawn at 4 GiB'],
           bySize.map(b => {
             const m = b.result.methods
-            const sync = pairedRatio(m.thSyncFork.medianUs, m.thSync.medianUs)
-            const async_ = pairedRatio(m.thAsyncFork.medianUs, m.thAsync.medianUs)
+            const sync = pairedRatio(m.thSync.medianUs, m.thSyncPosix.medianUs)
+            const async_ = pairedRatio(m.thAsync.medianUs, m.thAsyncPosix.medianUs)
             const at4 = b.size.bytes >= 4 * GiB
-            return [rssLabel(b), show(cell(m, 'thSyncFork', 'thSyncFork')), x(sync), show(cell(m, 'thAsyncFork', 'thAsyncFork')), x(async_),
-              x(cell(m, 'thSyncFork').ratio), at4 ? target('2', 'fork path vs posix_spawn path (sync) at 4 GiB', sync, TARGET_FORK) : '—']
+            return [rssLabel(b), show(cell(m, 'thSyncPosix', 'thSyncPosix')), x(sync), show(cell(m, 'thAsyncPosix', 'thAsyncPosix')), x(async_),
+              x(cell(m, 'thSyncPosix').ratio), at4 ? target('2', 'fork path vs posix_spawn path (sync) at 4 GiB', sync, TARGET_FORK) : '—']
           })))
     }
   }
@@ -262,7 +264,7 @@ try {
         `Target: tileharness's wall at most ${TARGET_THROUGHPUT.toFixed(2)}x the floor's, i.e. at least 95% of its rate.\n\n` +
         table(['Parent (this suite\'s worker)', 'tileharness spawnChild', 'child_process.spawn', 'C floor', 'tileharness / child_process', 'Target: tileharness / floor'],
           [['~50 MB', rate(th), rate(cp), rate(fl), x(ratio), target('3', `throughput, ${r.inFlight} in flight, vs the floor`, vsFloor, TARGET_THROUGHPUT)]]) +
-        `\n\nWhere the gap to the floor is, as for row 2, with ${r.inFlight} in flight: (a) the async waiter's system calls in C (\`floor -a -j ${r.inFlight}\`: the harness's launch, each child's pidfd in two epoll sets, the next exit taken from epoll_wait, wait4, close); ` +
+        `\n\nWhere the gap to the floor is, as for row 2, with ${r.inFlight} in flight: (a) the async waiter's system calls in C (\`floor -a -j ${r.inFlight}\`: the harness's launch, the fork path, each child's pidfd in two epoll sets, the next exit taken from epoll_wait, wait4, close); ` +
         `(a′) the same with the exit clock's thread (\`floor -A -j ${r.inFlight}\`); (n) (a)'s launch from the minimal addon, as many in flight; ` +
         `(b) the addon's async call alone from Node (\`native.spawnAsync\`, the spec normalized once, a bare promise, no handle and no result built); spawnChild minus (b) is the JS layer. Ratios to the plain floor, paired round by round.\n\n` +
         table(['Parent (this suite\'s worker)', '(a) async sequence in C', '(a′) with the exit clock\'s thread', '(n) (a) from a minimal addon', '(b) native.spawnAsync from Node', 'spawnChild'],
@@ -308,7 +310,7 @@ try {
           [`control: tileharness one at a time (${r.idleReapedMs.length} children, loop idle): exited`, ...dist(r.idleReapedMs)],
         ]) +
         `\n\nA deadline is a uv timer on the main loop, so it fires only when the loop is free: with ${r.concurrency} children ` +
-        `started back to back, each launch holds the loop for its posix_spawn, and part of the lateness above is that queue; ` +
+        `started back to back, each launch holds the loop until its child has exec'd (a CLONE_VFORK launch), and part of the lateness above is that queue; ` +
         `the control row is the same timer with an idle loop. The gap between the first two rows is the loop's queue after the exit. child_process's timeout is a JS timer behind the same queue plus its own spawn cost.`)
     }
   }
