@@ -36,6 +36,7 @@ Napi::Object Layout(Napi::Env env) {
   o.Set("stages", Names(env, {TH_STAGES(TH_JS_NAME)}));
   o.Set("rusageSources", Names(env, {TH_RUSAGE_SOURCES(TH_JS_NAME)}));
   o.Set("specNumbers", Names(env, {TH_SPEC_NUMBERS(TH_NAME)}));
+  o.Set("specOptionals", Names(env, {TH_SPEC_OPTIONALS(TH_NAME)}));
 #undef TH_NAME
 #undef TH_JS_NAME
   o.Set("length", kResultLength);

@@ -31,11 +31,18 @@ namespace th {
 // The numeric facts of a spec, one double each (a flag: 0 or 1), in this order. They cross beside
 // the spec object, in a Float64Array that lib/spawn/native.ts's specNumbers fills from it, and
 // spec.cc reads them by slot: a read from memory where each was a property looked up by name,
-// about 0.2 µs apiece. The spec's strings and arrays are read from the object by name.
+// about 0.2 µs apiece, more on the caches a child has just made cold. stdin, stdout and stderr
+// are the stdio entries' kinds; `given` has a bit for each of TH_SPEC_OPTIONALS the spec holds.
+// The spec's strings and arrays are read from the object by name: file, argv and env always,
+// the stdio entries only when one is an fd or a path, the rest only when given.
 #define TH_SPEC_NUMBERS(X)                                                                        \
   X(reportFd) X(controllingTerminal) X(setsid) X(deathSignal) X(uid) X(gid) X(umask)              \
   X(processGroup) X(launcher) X(timeout) X(killSignal) X(forceKillAfterDelay) X(graceTimeout)     \
-  X(waitDelay) X(maxBuffer) X(measure) X(group)
+  X(waitDelay) X(maxBuffer) X(measure) X(group) X(stdin) X(stdout) X(stderr) X(given)
+
+// A spec's properties that are usually empty: bit (1 << k) of the `given` number for the k-th, set
+// unless the property is null (cwd, terminal, groups) or an empty array (fds, rlimits, cpus).
+#define TH_SPEC_OPTIONALS(X) X(cwd) X(fds) X(terminal) X(rlimits) X(groups) X(cpus)
 
 // The child's rusage fields: TH_RUSAGE_FIELDS, in rusage-fields.h (plain C, which the measuring
 // helper's report layout is generated from too).
@@ -97,6 +104,12 @@ enum ResultSlot : int { TH_RESULT_SLOTS(TH_SLOT_MEMBER) kSlotRusage };
 #define TH_SPEC_MEMBER(name) kSpec_##name,
 enum SpecSlot : int { TH_SPEC_NUMBERS(TH_SPEC_MEMBER) kSpecLength };
 #undef TH_SPEC_MEMBER
+#define TH_OPTIONAL_MEMBER(name) kGivenIndex_##name,
+enum SpecOptionalIndex : int { TH_SPEC_OPTIONALS(TH_OPTIONAL_MEMBER) kSpecOptionalCount };
+#undef TH_OPTIONAL_MEMBER
+#define TH_OPTIONAL_BIT(name) constexpr unsigned kGiven_##name = 1u << kGivenIndex_##name;
+TH_SPEC_OPTIONALS(TH_OPTIONAL_BIT)
+#undef TH_OPTIONAL_BIT
 #define TH_COUNT(...) +1
 constexpr int kRusageFieldCount = 0 TH_RUSAGE_FIELDS(TH_COUNT, TH_COUNT);
 constexpr int kStageCount = 0 TH_STAGES(TH_COUNT);

@@ -117,40 +117,58 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value numbers, Napi::Value i
   Napi::Value envv = o.Get("env");
   // null: this process's environment, copied under Node's lock (environ.h).
   spec.env = envv.IsNull() ? SnapshotEnviron() : GetStrings(env, envv, "env");
-  Napi::Value cwd = o.Get("cwd");
-  if (cwd.IsString()) {
-    spec.hasCwd = true;
-    spec.cwd = cwd.As<Napi::String>().Utf8Value();
+  // The rest is read only when given (boundary.h's TH_SPEC_OPTIONALS): absent, it is empty.
+  double givenNumber = n[kSpec_given];
+  if (!(givenNumber >= 0 && givenNumber < (1u << kSpecOptionalCount)) || givenNumber != std::floor(givenNumber))
+    ThrowType(env, "given must be a bit set of the optional fields");
+  unsigned given = static_cast<unsigned>(givenNumber);
+  if (given & kGiven_cwd) {
+    Napi::Value cwd = o.Get("cwd");
+    if (cwd.IsString()) {
+      spec.hasCwd = true;
+      spec.cwd = cwd.As<Napi::String>().Utf8Value();
+    }
   }
-  Napi::Value stdio = o.Get("stdio");
-  if (!stdio.IsArray() || stdio.As<Napi::Array>().Length() != 3) ThrowType(env, "stdio must be an array of 3");
-  for (uint32_t i = 0; i < 3; i++) {
-    Napi::Value s = stdio.As<Napi::Array>().Get(i);
-    if (!s.IsObject()) ThrowType(env, "stdio entries must be objects");
-    Napi::Object so = s.As<Napi::Object>();
-    double kind = GetNumber(env, so, "kind");
-    if (!(kind >= 0 && kind <= static_cast<double>(StdioKind::Terminal))) ThrowType(env, "bad stdio kind");
-    spec.io[i].kind = static_cast<StdioKind>(static_cast<int>(kind));
-    if (spec.io[i].kind == StdioKind::Fd) spec.io[i].fd = static_cast<int>(GetNumber(env, so, "fd"));
-    if (spec.io[i].kind == StdioKind::Path) {
-      spec.io[i].path = GetString(env, so, "path");
-      spec.io[i].append = GetBool(so, "append");
+  // The kinds cross as numbers; an entry's object is read for an fd or a path only.
+  bool details = false;
+  const double kinds[3] = {n[kSpec_stdin], n[kSpec_stdout], n[kSpec_stderr]};
+  for (int i = 0; i < 3; i++) {
+    if (!(kinds[i] >= 0 && kinds[i] <= static_cast<double>(StdioKind::Terminal)) || kinds[i] != std::floor(kinds[i]))
+      ThrowType(env, "bad stdio kind");
+    spec.io[i].kind = static_cast<StdioKind>(static_cast<int>(kinds[i]));
+    details = details || spec.io[i].kind == StdioKind::Fd || spec.io[i].kind == StdioKind::Path;
+  }
+  if (details) {
+    Napi::Value stdio = o.Get("stdio");
+    if (!stdio.IsArray() || stdio.As<Napi::Array>().Length() != 3) ThrowType(env, "stdio must be an array of 3");
+    for (uint32_t i = 0; i < 3; i++) {
+      if (spec.io[i].kind != StdioKind::Fd && spec.io[i].kind != StdioKind::Path) continue;
+      Napi::Value s = stdio.As<Napi::Array>().Get(i);
+      if (!s.IsObject()) ThrowType(env, "stdio entries must be objects");
+      Napi::Object so = s.As<Napi::Object>();
+      if (spec.io[i].kind == StdioKind::Fd) spec.io[i].fd = static_cast<int>(GetNumber(env, so, "fd"));
+      if (spec.io[i].kind == StdioKind::Path) {
+        spec.io[i].path = GetString(env, so, "path");
+        spec.io[i].append = GetBool(so, "append");
+      }
     }
   }
   // [target, fd] pairs, ascending by target, each target 3..1023 (normalize.ts decides; a spec
   // that breaks the launcher's assumptions is refused here, not trusted).
-  Napi::Value extra = o.Get("fds");
-  if (!extra.IsArray()) ThrowType(env, "fds must be an array");
-  Napi::Array ea = extra.As<Napi::Array>();
-  for (uint32_t i = 0; i < ea.Length(); i++) {
-    std::vector<double> pair = GetNumbers(env, ea.Get(i), "fds entries");
-    if (pair.size() != 2 || !(pair[0] >= 3 && pair[0] < 1024) || pair[0] != std::floor(pair[0]) || !(pair[1] >= 0 && pair[1] <= 2147483647.0) ||
-        (!spec.extraFds.empty() && pair[0] <= spec.extraFds.back().target))
-      ThrowType(env, "fds entries are [target 3..1023, ascending, fd]");
-    spec.extraFds.push_back({static_cast<int>(pair[0]), static_cast<int>(pair[1])});
+  if (given & kGiven_fds) {
+    Napi::Value extra = o.Get("fds");
+    if (!extra.IsArray()) ThrowType(env, "fds must be an array");
+    Napi::Array ea = extra.As<Napi::Array>();
+    for (uint32_t i = 0; i < ea.Length(); i++) {
+      std::vector<double> pair = GetNumbers(env, ea.Get(i), "fds entries");
+      if (pair.size() != 2 || !(pair[0] >= 3 && pair[0] < 1024) || pair[0] != std::floor(pair[0]) || !(pair[1] >= 0 && pair[1] <= 2147483647.0) ||
+          (!spec.extraFds.empty() && pair[0] <= spec.extraFds.back().target))
+        ThrowType(env, "fds entries are [target 3..1023, ascending, fd]");
+      spec.extraFds.push_back({static_cast<int>(pair[0]), static_cast<int>(pair[1])});
+    }
   }
   // terminal: [columns, rows] (each 1..65535), and then 0-2 are all the terminal; null: none.
-  Napi::Value terminal = o.Get("terminal");
+  Napi::Value terminal = given & kGiven_terminal ? o.Get("terminal") : env.Null();
   bool anyTerminal = false, allTerminal = true;
   for (const StdioSpec &io : spec.io) {
     anyTerminal = anyTerminal || io.kind == StdioKind::Terminal;
@@ -176,16 +194,18 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value numbers, Napi::Value i
     if (spec.measure && e.target == spec.reportFd) ThrowType(env, "reportFd must not be an fds target");
   spec.setsid = n[kSpec_setsid] != 0;
   spec.deathSignal = n[kSpec_deathSignal] != 0;
-  Napi::Value rl = o.Get("rlimits");
-  if (!rl.IsArray()) ThrowType(env, "rlimits must be an array");
-  Napi::Array r = rl.As<Napi::Array>();
-  for (uint32_t i = 0; i < r.Length(); i++) {
-    Napi::Value entry = r.Get(i);
-    if (!entry.IsArray() || entry.As<Napi::Array>().Length() != 3) ThrowType(env, "rlimits entries are [resource, soft, hard]");
-    Napi::Array t = entry.As<Napi::Array>();
-    if (!t.Get(0u).IsNumber() || !t.Get(1u).IsNumber() || !t.Get(2u).IsNumber()) ThrowType(env, "rlimits entries are numbers");
-    spec.rlimits.push_back({t.Get(0u).As<Napi::Number>().Int32Value(), ToRlim(t.Get(1u).As<Napi::Number>().DoubleValue()),
-                            ToRlim(t.Get(2u).As<Napi::Number>().DoubleValue())});
+  if (given & kGiven_rlimits) {
+    Napi::Value rl = o.Get("rlimits");
+    if (!rl.IsArray()) ThrowType(env, "rlimits must be an array");
+    Napi::Array r = rl.As<Napi::Array>();
+    for (uint32_t i = 0; i < r.Length(); i++) {
+      Napi::Value entry = r.Get(i);
+      if (!entry.IsArray() || entry.As<Napi::Array>().Length() != 3) ThrowType(env, "rlimits entries are [resource, soft, hard]");
+      Napi::Array t = entry.As<Napi::Array>();
+      if (!t.Get(0u).IsNumber() || !t.Get(1u).IsNumber() || !t.Get(2u).IsNumber()) ThrowType(env, "rlimits entries are numbers");
+      spec.rlimits.push_back({t.Get(0u).As<Napi::Number>().Int32Value(), ToRlim(t.Get(1u).As<Napi::Number>().DoubleValue()),
+                              ToRlim(t.Get(2u).As<Napi::Number>().DoubleValue())});
+    }
   }
   // Credentials, umask, process group, CPUs: -1 (or null, or empty) for "not given".
   double uid = n[kSpec_uid], gid = n[kSpec_gid], mask = n[kSpec_umask];
@@ -195,15 +215,17 @@ void ParseSpec(Napi::Env env, Napi::Object o, Napi::Value numbers, Napi::Value i
   spec.gid = spec.hasGid ? static_cast<gid_t>(gid) : 0;
   spec.hasUmask = mask >= 0;
   spec.umask = spec.hasUmask ? static_cast<mode_t>(mask) : 0;
-  Napi::Value groups = o.Get("groups");
+  Napi::Value groups = given & kGiven_groups ? o.Get("groups") : env.Null();
   if (!groups.IsNull()) {
     spec.hasGroups = true;
     for (double g : GetNumbers(env, groups, "groups")) spec.groups.push_back(static_cast<gid_t>(g));
   }
   spec.processGroup = static_cast<pid_t>(n[kSpec_processGroup]);
-  for (double c : GetNumbers(env, o.Get("cpus"), "cpus")) {
-    if (!(c >= 0 && c < CPU_SETSIZE)) ThrowType(env, "cpus entries must be below CPU_SETSIZE");
-    spec.cpus.push_back(static_cast<int>(c));
+  if (given & kGiven_cpus) {
+    for (double c : GetNumbers(env, o.Get("cpus"), "cpus")) {
+      if (!(c >= 0 && c < CPU_SETSIZE)) ThrowType(env, "cpus entries must be below CPU_SETSIZE");
+      spec.cpus.push_back(static_cast<int>(c));
+    }
   }
   double launcher = n[kSpec_launcher];
   if (!(launcher >= 0 && launcher <= static_cast<double>(LauncherChoice::Fork))) ThrowType(env, "bad launcher");

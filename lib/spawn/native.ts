@@ -92,7 +92,7 @@ export interface NativeAddon {
   /** native/boundary.h's lists, by name, in their order. */
   layout: {
     slots: string[]; rusage: string[]; stdioKinds: string[]; launchers: string[]; stages: string[]; rusageSources: string[]
-    specNumbers: string[]; length: number
+    specNumbers: string[]; specOptionals: string[]; length: number
   }
   /** Whether the addon copies the inherited environment under Node's own lock (native/environ.h). */
   envLock: boolean
@@ -152,14 +152,32 @@ export const RUSAGE_SOURCES = native.layout.rusageSources as Array<'wait4' | 'he
 /** Where each numeric fact of a spec sits in the numbers that cross beside it (native/boundary.h's TH_SPEC_NUMBERS). */
 const SPEC = numbering('specNumbers', [
   'reportFd', 'controllingTerminal', 'setsid', 'deathSignal', 'uid', 'gid', 'umask', 'processGroup', 'launcher', 'timeout',
-  'killSignal', 'forceKillAfterDelay', 'graceTimeout', 'waitDelay', 'maxBuffer', 'measure', 'group',
+  'killSignal', 'forceKillAfterDelay', 'graceTimeout', 'waitDelay', 'maxBuffer', 'measure', 'group', 'stdin', 'stdout', 'stderr', 'given',
 ] as const)
+/** The bit of `given` for each optional field (native/boundary.h's TH_SPEC_OPTIONALS). */
+const GIVEN = Object.fromEntries(Object.entries(numbering('specOptionals', ['cwd', 'fds', 'terminal', 'rlimits', 'groups', 'cpus'] as const))
+  .map(([name, index]) => [name, 1 << index])) as Record<'cwd' | 'fds' | 'terminal' | 'rlimits' | 'groups' | 'cpus', number>
 let specSlots = new Float64Array(native.layout.specNumbers.length)
 
+function refused(message: string): TypeError {
+  return Object.assign(new TypeError(`native spec: ${message}`), { code: 'ERR_INVALID_ARG_TYPE' })
+}
+
 function num(field: string, value: unknown): number {
-  if (typeof value !== 'number') throw Object.assign(new TypeError(`native spec: ${field} must be a number`), { code: 'ERR_INVALID_ARG_TYPE' })
+  if (typeof value !== 'number') throw refused(`${field} must be a number`)
   return value
 }
+
+/** The kind of stdio entry i: a number (the addon checks its range). */
+function stdioKind(stdio: unknown, i: number): number {
+  if (!Array.isArray(stdio) || stdio.length !== 3) throw refused('stdio must be an array of 3')
+  const entry: unknown = stdio[i]
+  if (entry === null || typeof entry !== 'object') throw refused('stdio entries must be objects')
+  return num('kind', (entry as NativeStdio).kind)
+}
+
+/** Unless null or an empty array: the addon reads only the optional fields given. */
+const isGiven = (value: unknown) => value !== null && !(Array.isArray(value) && value.length === 0)
 
 /**
  * The spec's numeric facts, laid out for the addon, which reads them from memory by slot instead
@@ -176,6 +194,9 @@ export function specNumbers(spec: NativeSpec): Float64Array {
   const maxBuffer = num('maxBuffer', spec.maxBuffer)
   const controllingTerminal = spec.controllingTerminal ? 1 : 0, setsid = spec.setsid ? 1 : 0, deathSignal = spec.deathSignal ? 1 : 0
   const measure = spec.measure ? 1 : 0, group = spec.group ? 1 : 0
+  const stdin = stdioKind(spec.stdio, 0), stdout = stdioKind(spec.stdio, 1), stderr = stdioKind(spec.stdio, 2)
+  const given = (isGiven(spec.cwd) ? GIVEN.cwd : 0) | (isGiven(spec.fds) ? GIVEN.fds : 0) | (isGiven(spec.terminal) ? GIVEN.terminal : 0) |
+    (isGiven(spec.rlimits) ? GIVEN.rlimits : 0) | (isGiven(spec.groups) ? GIVEN.groups : 0) | (isGiven(spec.cpus) ? GIVEN.cpus : 0)
   // Detached (its buffer transferred away by whoever held what this returned): a new one.
   if (specSlots.length === 0) specSlots = new Float64Array(native.layout.specNumbers.length)
   const n = specSlots
@@ -196,6 +217,10 @@ export function specNumbers(spec: NativeSpec): Float64Array {
   n[SPEC.deathSignal] = deathSignal
   n[SPEC.measure] = measure
   n[SPEC.group] = group
+  n[SPEC.stdin] = stdin
+  n[SPEC.stdout] = stdout
+  n[SPEC.stderr] = stderr
+  n[SPEC.given] = given
   return n
 }
 
