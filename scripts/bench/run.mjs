@@ -32,11 +32,11 @@ const onlyRows = option('--rows')?.split(',').map(Number) ?? [1, 2, 3, 4, 5, 6, 
 const CONFIG = quick
   ? {
       sizes: [{ label: '~50 MB', bytes: 0 }, { label: '1 GiB', bytes: GiB }],
-      spawn: { rounds: 10, batch: 10, batchMs: 20 },
+      spawn: { rounds: 10, batch: 10, batchMs: 20, warmup: { ops: 300, ms: 300 } },
       throughput: { count: 1000, inFlight: 32, rounds: 2 },
       capture: { bytes: 256 * 1024 ** 2, label: '256 MiB', rounds: 2 },
       timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 10 },
-      ptxas: { rounds: 3, batch: 2, batchMs: 1000 },
+      ptxas: { rounds: 3, batch: 2, batchMs: 1000, warmup: { ops: 2, ms: 1000 } },
       accuracy: { rounds: 2, runs: { '/bin/true': 100, 'sleep 0.005': 40, 'sleep 0.1': 5 } },
       loopDelay: { bytes: GiB, label: '1 GiB', inFlight: 100, thCount: 300, cpCount: 30 },
       compileFarm: { rounds: 2, concurrency: os.availableParallelism() },
@@ -44,11 +44,11 @@ const CONFIG = quick
     }
   : {
       sizes: [{ label: '~50 MB', bytes: 0 }, { label: '1 GiB', bytes: GiB }, { label: '4 GiB', bytes: 4 * GiB }],
-      spawn: { rounds: 60, batch: 20, batchMs: 30 },
+      spawn: { rounds: 60, batch: 20, batchMs: 30, warmup: { ops: 1500, ms: 1500 } },
       throughput: { count: 1000, inFlight: 32, rounds: 6 },
       capture: { bytes: GiB, label: '1 GiB', rounds: 5 },
       timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 20 },
-      ptxas: { rounds: 12, batch: 3, batchMs: 1000 },
+      ptxas: { rounds: 12, batch: 3, batchMs: 1000, warmup: { ops: 3, ms: 1000 } },
       accuracy: { rounds: 5, runs: { '/bin/true': 300, 'sleep 0.005': 100, 'sleep 0.1': 10 } },
       loopDelay: { bytes: 4 * GiB, label: '4 GiB', inFlight: 100, thCount: 1000, cpCount: 100 },
       compileFarm: { rounds: 6, concurrency: os.availableParallelism() },
@@ -187,7 +187,9 @@ try {
     const method = `Per spawn: the median over ${CONFIG.spawn.rounds} rounds of each round's median (mean: the same of each round's mean); ` +
       `ratio: the median of the per-round ratios to the C floor, methods interleaved round by round in one process per size. ` +
       `stdio on /dev/null everywhere ('ignore'); tileharness's spec is that and nothing else, so it takes its default launch, the fork path ` +
-      `('auto' with killOnExit). Spawns per round (fewer for a method whose batch would pass ${CONFIG.spawn.batchMs} ms): ${batches}.`
+      `('auto' with killOnExit). Before its rounds, each method in Node ran ${CONFIG.spawn.warmup.ops} times, or for ${CONFIG.spawn.warmup.ms} ms if that came first ` +
+      `(V8 optimizes a function only once it has run for a while: the harness's normalizeSpec after some 800 spawns), and each C floor a few times. ` +
+      `Spawns per round (fewer for a method whose batch would pass ${CONFIG.spawn.batchMs} ms): ${batches}.`
     if (onlyRows.includes(1)) {
       sections.push(`## 1. Spawn+wait of \`/bin/true\`, sync API\n\n` +
         `The floor is \`scripts/bench/floor.c\` (posix_spawnp + wait4 in a loop, compiled with cc at run time, its own small process); ` +

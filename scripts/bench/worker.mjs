@@ -64,14 +64,26 @@ const minimalAsync = () => new Promise(resolve => floorAddon.spawn(TRUE, status 
  * { batch: n => { medianNs, meanNs } } (times itself, the floor). A batch is `maxBatch`
  * operations, or fewer for a method so slow that a batch would pass `batchMs` (child_process at
  * 4 GiB costs a hundred times what the floor does; a few of its spawns tell that story).
+ *
+ * Each JavaScript method is first run `warmup.ops` times, or for `warmup.ms` if that comes first:
+ * V8 compiles a function with its optimizing compiler only once it has run for a while (the
+ * harness's normalizeSpec after some 800 spawns of /bin/true), and a figure taken before then
+ * is the interpreter's, not what a process that spawns for a living pays.
  */
-async function rounds(methods, count, maxBatch, batchMs) {
+async function rounds(methods, count, maxBatch, batchMs, warmup) {
   const names = Object.keys(methods)
-  const out = Object.fromEntries(names.map(n => [n, { batch: 0, medianUs: [], meanUs: [], cpuUs: [] }]))
+  const out = Object.fromEntries(names.map(n => [n, { batch: 0, warmupOps: 0, medianUs: [], meanUs: [], cpuUs: [] }]))
   // Warm up each method (JIT, page cache, lazy imports) and size its batch from the median of a
   // few operations (a median, so one stall on a busy machine does not shrink the batch).
   for (const name of names) {
     await runBatch(methods[name], 2)
+    if (methods[name].each) {
+      const end = performance.now() + warmup.ms
+      while (out[name].warmupOps < warmup.ops && performance.now() < end) {
+        await runBatch(methods[name], 1)
+        out[name].warmupOps++
+      }
+    }
     const { medianNs } = await runBatch(methods[name], 5)
     out[name].batch = Math.max(1, Math.min(maxBatch, Math.floor((batchMs * 1e6) / medianNs)))
   }
@@ -150,7 +162,7 @@ const TASKS = {
       cpAsync: { each: async () => check((await cpExit(TRUE, [], { stdio: 'ignore' })).code === 0, 'spawn') },
       execaAsync: { each: async () => check((await execa(TRUE, [], { stdio: 'ignore' })).exitCode === 0, 'execa') },
     }
-    const result = await rounds(methods, params.rounds, params.batch, params.batchMs)
+    const result = await rounds(methods, params.rounds, params.batch, params.batchMs, params.warmup)
     held.length = 0
     return { rssBytes: rss, rounds: params.rounds, methods: result }
   },
@@ -424,7 +436,7 @@ const TASKS = {
         floor: { batch: n => { const f = floorRun(n, argv); return { medianNs: f.medianNs, meanNs: f.totalNs / n } } },
         thSync: { each: () => check(spawnChildSync(spec).exitCode === 0, 'ptxas through spawnChildSync') },
       }
-      const result = await rounds(methods, params.rounds, params.batch, params.batchMs)
+      const result = await rounds(methods, params.rounds, params.batch, params.batchMs, params.warmup)
       return { rounds: params.rounds, argv: ['ptxas', '-arch', 'sm_100', 'vadd.ptx', '-o', 'out.cubin'], methods: result }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
