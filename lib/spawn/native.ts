@@ -168,12 +168,11 @@ function num(field: string, value: unknown): number {
   return value
 }
 
-/** The kind of stdio entry i: a number (the addon checks its range). */
-function stdioKind(stdio: unknown, i: number): number {
+/** The stdio entries, checked once: three objects (each kind a number; the addon checks its range). */
+function stdioEntries(stdio: unknown): [NativeStdio, NativeStdio, NativeStdio] {
   if (!Array.isArray(stdio) || stdio.length !== 3) throw refused('stdio must be an array of 3')
-  const entry: unknown = stdio[i]
-  if (entry === null || typeof entry !== 'object') throw refused('stdio entries must be objects')
-  return num('kind', (entry as NativeStdio).kind)
+  for (const entry of stdio as unknown[]) if (entry === null || typeof entry !== 'object') throw refused('stdio entries must be objects')
+  return stdio as [NativeStdio, NativeStdio, NativeStdio]
 }
 
 /** Unless null or an empty array: the addon reads only the optional fields given. */
@@ -194,7 +193,8 @@ export function specNumbers(spec: NativeSpec): Float64Array {
   const maxBuffer = num('maxBuffer', spec.maxBuffer)
   const controllingTerminal = spec.controllingTerminal ? 1 : 0, setsid = spec.setsid ? 1 : 0, deathSignal = spec.deathSignal ? 1 : 0
   const measure = spec.measure ? 1 : 0, group = spec.group ? 1 : 0
-  const stdin = stdioKind(spec.stdio, 0), stdout = stdioKind(spec.stdio, 1), stderr = stdioKind(spec.stdio, 2)
+  const stdio = stdioEntries(spec.stdio)
+  const stdin = num('kind', stdio[0].kind), stdout = num('kind', stdio[1].kind), stderr = num('kind', stdio[2].kind)
   const given = (isGiven(spec.cwd) ? GIVEN.cwd : 0) | (isGiven(spec.fds) ? GIVEN.fds : 0) | (isGiven(spec.terminal) ? GIVEN.terminal : 0) |
     (isGiven(spec.rlimits) ? GIVEN.rlimits : 0) | (isGiven(spec.groups) ? GIVEN.groups : 0) | (isGiven(spec.cpus) ? GIVEN.cpus : 0)
   // Detached (its buffer transferred away by whoever held what this returned): a new one.

@@ -46,7 +46,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>

@@ -72,17 +72,14 @@ const minimalAsync = () => new Promise(resolve => floorAddon.spawn(TRUE, status 
  */
 async function rounds(methods, count, maxBatch, batchMs, warmup) {
   const names = Object.keys(methods)
-  const out = Object.fromEntries(names.map(n => [n, { batch: 0, warmupOps: 0, medianUs: [], meanUs: [], cpuUs: [] }]))
+  const out = Object.fromEntries(names.map(n => [n, { batch: 0, medianUs: [], meanUs: [], cpuUs: [] }]))
   // Warm up each method (JIT, page cache, lazy imports) and size its batch from the median of a
   // few operations (a median, so one stall on a busy machine does not shrink the batch).
   for (const name of names) {
     await runBatch(methods[name], 2)
     if (methods[name].each) {
       const end = performance.now() + warmup.ms
-      while (out[name].warmupOps < warmup.ops && performance.now() < end) {
-        await runBatch(methods[name], 1)
-        out[name].warmupOps++
-      }
+      for (let i = 0; i < warmup.ops && performance.now() < end; i++) await runBatch(methods[name], 1)
     }
     const { medianNs } = await runBatch(methods[name], 5)
     out[name].batch = Math.max(1, Math.min(maxBatch, Math.floor((batchMs * 1e6) / medianNs)))

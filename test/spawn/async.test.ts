@@ -395,27 +395,28 @@ t.test("a spec's numbers cross in a Float64Array beside it; anything else is ref
   const refused = (field: string) => ({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`^native spec: ${field}`) })
   // specNumbers lays out what the object holds, each slot by the addon's declared order.
   const numbers = specNumbers(spec.native)
+  const index = (name: string) => native.layout.specNumbers.indexOf(name)
   t.equal(numbers.length, native.layout.specNumbers.length)
-  t.equal(numbers[native.layout.specNumbers.indexOf('timeout')], 10000)
-  t.equal(numbers[native.layout.specNumbers.indexOf('deathSignal')], 1)
-  t.equal(numbers[native.layout.specNumbers.indexOf('setsid')], 0)
+  t.equal(numbers[index('timeout')], 10000)
+  t.equal(numbers[index('deathSignal')], 1)
+  t.equal(numbers[index('setsid')], 0)
   // A numeric field that is not a number is named, before anything runs.
   t.throws(() => specNumbers({ ...spec.native, timeout: '5' as unknown as number }), refused('timeout'))
   // The stdio kinds cross as numbers, and `given` says which optional fields hold something: the
   // addon reads no other (here none: no cwd, fds, terminal, rlimits, groups or cpus).
-  const slot = (name: string) => numbers[native.layout.specNumbers.indexOf(name)]
+  const slot = (name: string) => numbers[index(name)]
   t.same([slot('stdin'), slot('stdout'), slot('stderr')], [StdioKind.ignore, StdioKind.ignore, StdioKind.ignore])
   t.equal(slot('given'), 0)
   const bit = (name: string) => 1 << native.layout.specOptionals.indexOf(name)
   const full = normalizeSpec({ file: 'sh', cwd: '/', rlimits: { core: 0 }, cpus: [0], stdout: 'pipe' }, 'async')
-  t.equal(specNumbers(full.native)[native.layout.specNumbers.indexOf('given')], bit('cwd') | bit('rlimits') | bit('cpus'))
+  t.equal(specNumbers(full.native)[index('given')], bit('cwd') | bit('rlimits') | bit('cpus'))
   t.throws(() => specNumbers({ ...spec.native, stdio: [null, { kind: 1 }, { kind: 1 }] as unknown as NativeSpec['stdio'] }), refused('stdio entries must be objects'))
   t.throws(() => specNumbers({ ...spec.native, stdio: [] as unknown as NativeSpec['stdio'] }), refused('stdio must be an array of 3'))
   // What the addon makes of the numbers is checked there too: a `given` that is no bit set of the
   // optional fields, or a kind out of range, is refused rather than read.
   for (const [name, value] of [['given', 1 << native.layout.specOptionals.length], ['given', 0.5], ['stdout', 99]] as const) {
     const bad = Float64Array.from(numbers)
-    bad[native.layout.specNumbers.indexOf(name)] = value
+    bad[index(name)] = value
     t.throws(() => native.spawnSync(spec.native, bad, null, rawNumbers()), refused(name === 'given' ? 'given' : 'bad stdio kind'), `${name} ${value}`)
   }
   // Given, an optional field is read and used (a cwd the child runs in).
