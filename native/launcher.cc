@@ -84,6 +84,31 @@ bool Reap(pid_t pid, int &status, struct rusage &usage) {
   return r == pid;
 }
 
+bool PidfdExitStatus(int pidfd, int &status) {
+  // struct pidfd_info up to exit_code (its first size, PIDFD_INFO_SIZE_VER0); the kernel headers
+  // this builds against may predate it.
+  struct PidfdInfo {
+    uint64_t mask, cgroupid;
+    uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+    int32_t exitCode;
+  };
+  static_assert(sizeof(PidfdInfo) == 64, "PIDFD_INFO_SIZE_VER0");
+  constexpr uint64_t kInfoExit = 1u << 3;  // PIDFD_INFO_EXIT
+  constexpr unsigned long kGetInfo = _IOWR(0xFF, 11, PidfdInfo);  // PIDFD_GET_INFO
+  if (pidfd < 0) return false;
+  PidfdInfo info{};
+  info.mask = kInfoExit;
+  if (ioctl(pidfd, kGetInfo, &info) != 0 || !(info.mask & kInfoExit)) return false;
+  status = info.exitCode;
+  return true;
+}
+
+bool ChildrenAutoReaped() {
+  struct sigaction current;
+  if (sigaction(SIGCHLD, nullptr, &current) != 0) return false;
+  return current.sa_handler == SIG_IGN || (current.sa_flags & SA_NOCLDWAIT) != 0;
+}
+
 int ExitCodeForSpawnFailure(Stage stage, int err) {
   return stage == Stage::Exec && err == ENOENT ? 127 : 126;
 }

@@ -135,6 +135,15 @@ bool HasExited(const ChildRef &child);
 // Reaps pid with wait4, retrying on EINTR; false when there was nothing to reap.
 bool Reap(pid_t pid, int &status, struct rusage &usage);
 
+// The wait status of a child that exited and is gone (reaped by someone else: the kernel, when
+// this process ignores SIGCHLD), as its pidfd still tells it: PIDFD_GET_INFO with
+// PIDFD_INFO_EXIT, Linux 6.15. False on an older kernel, or when the pidfd cannot tell.
+bool PidfdExitStatus(int pidfd, int &status);
+
+// Whether the kernel reaps this process's children itself, leaving wait4 nothing to find: SIGCHLD
+// ignored (SIG_IGN) or SA_NOCLDWAIT set, by anyone in the process.
+bool ChildrenAutoReaped();
+
 // Wait status the fork path's child exits with when it fails before exec: shell-compatible,
 // 127 for a program that was not found, 126 for everything else.
 int ExitCodeForSpawnFailure(Stage stage, int err);

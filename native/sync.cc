@@ -42,7 +42,9 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   ParseSpec(env, info[0].As<Napi::Object>(), info[1], info[2], spec, wait, maxBuffer);
   // The sync waiter polls a pidfd for the exit while it has pipes to drain (or a terminal) and to
   // keep a deadline safely; with neither it blocks in wait4 and needs none.
-  spec.wantPidfd = wait.timeoutMs > 0;
+  // And when the kernel reaps children itself (SIGCHLD ignored): wait4 would find nothing, and the
+  // pidfd is what still knows the exit status (PidfdExitStatus).
+  spec.wantPidfd = wait.timeoutMs > 0 || ChildrenAutoReaped();
   for (const StdioSpec &io : spec.io) spec.wantPidfd = spec.wantPidfd || io.kind == StdioKind::Pipe || io.kind == StdioKind::Terminal;
 
   double start = NowNs();

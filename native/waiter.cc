@@ -260,6 +260,13 @@ NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
 
 void ReapExited(Launched &child, WaitOutcome &outcome) {
   outcome.haveStatus = Reap(child.pid, outcome.status, outcome.usage);
+  if (!outcome.haveStatus) {
+    // Nothing to reap: the child is gone already, reaped by the kernel (this process ignores
+    // SIGCHLD) or by another waiter. Its rusage went with it; its status the pidfd still tells,
+    // where the kernel keeps it. Without either the result says neither, never zeros.
+    outcome.rusageSource = RusageSource::Unavailable;
+    outcome.haveStatus = PidfdExitStatus(child.pidfd, outcome.status);
+  }
   ApplyHelperReport(child, outcome);
 }
 

@@ -3,9 +3,10 @@
 // its rusage), the user's SIGALRM listener sees only the alarms that are not the harness's, and
 // neither side reaps the other's children. Every path (API × launcher × measure).
 import { spawn } from 'node:child_process'
+import os from 'node:os'
 import t from 'tap'
-import { APIS, eachPath } from '../helpers.js'
-import { baseline } from './helpers.js'
+import { APIS, eachPath, tempDir } from '../helpers.js'
+import { baseline, buildFixtureLibrary, PACKAGE, runNodeScript } from './helpers.js'
 
 const settle = () => new Promise(r => setTimeout(r, 100))
 
@@ -63,4 +64,42 @@ t.test("Node's child_process and the harness side by side", async t => {
     t.same(await Promise.all(theirs), [7, 8, 9], 'child_process got its own')
   })
   await before.check(t)
+})
+
+// A library in the process sets SIGCHLD to SIG_IGN: the kernel reaps every child itself, and wait4
+// finds nothing. The result still gives the exit status, which the child's pidfd keeps (Linux
+// 6.15's PIDFD_INFO_EXIT), and says its rusage is unavailable rather than reporting zeros. On an
+// older kernel the status is gone too, and the result says neither. The children sleep a moment first: on
+// the posix_spawn path the pidfd is opened after posix_spawn returns, and a child the kernel has
+// reaped by then cannot be tracked at all (spawnError 'spawn', ESRCH); the fork path's comes with
+// the clone.
+t.test('SIGCHLD ignored by someone else in the process', async t => {
+  const so = buildFixtureLibrary(tempDir(t), 'ignore-sigchld')
+  type Row = [launcher: string, api: string, exitCode: number | null, signal: string | null, spawnError: string | null, rusageSource: string, rusageNaN: boolean]
+  const rows = runNodeScript<Row[]>(`
+    const { spawnChild, spawnChildSync } = require(${PACKAGE})
+    try { process.dlopen({ exports: {} }, ${JSON.stringify(so)}) } catch {}  // no addon: its constructor ran
+    ;(async () => {
+      const rows = []
+      const row = (launcher, api, r) => rows.push([launcher, api, r.exitCode, r.signal, r.spawnError && r.spawnError.code, r.rusageSource, Number.isNaN(r.rusage.userCPUTime)])
+      for (const launcher of ['auto', 'posix_spawn']) {
+        row(launcher, 'sync', spawnChildSync({ file: 'sh', args: ['-c', 'sleep 0.05; exit 3'], launcher }))
+        row(launcher, 'sync, timeout', spawnChildSync({ file: 'sh', args: ['-c', 'sleep 0.05; exit 4'], launcher, timeout: 30000 }))
+        row(launcher, 'async', await spawnChild({ file: 'sh', args: ['-c', 'sleep 0.05; exit 5'], launcher }))
+        row(launcher, 'async, killed', await spawnChild({ file: 'sh', args: ['-c', 'sleep 0.05; kill -TERM $$'], launcher }))
+      }
+      console.log(JSON.stringify(rows))
+    })()
+  `)
+  const [major = 0, minor = 0] = os.release().split('.').map(Number)
+  const kept = major > 6 || (major === 6 && minor >= 15)
+  if (!kept) t.comment(`kernel ${os.release()} predates PIDFD_INFO_EXIT (6.15): the status is lost, and the result must say so`)
+  const expected: Record<string, [number | null, string | null]> = { sync: [3, null], 'sync, timeout': [4, null], async: [5, null], 'async, killed': [null, 'SIGTERM'] }
+  t.equal(rows.length, 8, 'every case ran')
+  for (const [launcher, api, exitCode, signal, spawnError, rusageSource, rusageNaN] of rows) {
+    const label = `${launcher}, ${api}`
+    t.equal(spawnError, null, `${label}: no spawn error`)
+    t.same([exitCode, signal], kept ? expected[api] : [null, null], `${label}: the exit status ${kept ? 'from the pidfd' : 'is not made up'}`)
+    t.same([rusageSource, rusageNaN], ['unavailable', true], `${label}: no rusage passed off as the child's`)
+  }
 })
