@@ -41,11 +41,13 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   size_t maxBuffer = SIZE_MAX;
   ParseSpec(env, info[0].As<Napi::Object>(), info[1], info[2], spec, wait, maxBuffer);
   // The sync waiter polls a pidfd for the exit while it has pipes to drain (or a terminal) and to
-  // keep a deadline safely; with neither it blocks in wait4 and needs none.
-  // And when the kernel reaps children itself (SIGCHLD ignored): wait4 would find nothing, and the
-  // pidfd is what still knows the exit status (PidfdExitStatus).
-  spec.wantPidfd = wait.timeoutMs > 0 || ChildrenAutoReaped();
+  // keep a deadline safely; with neither it blocks in wait4 and needs none, unless the kernel
+  // reaps children itself (SIGCHLD ignored): wait4 would find nothing, and the pidfd is what still
+  // knows the exit status (PidfdExitStatus). That is asked last, a system call only a spawn that
+  // has no other use for a pidfd makes.
+  spec.wantPidfd = wait.timeoutMs > 0;
   for (const StdioSpec &io : spec.io) spec.wantPidfd = spec.wantPidfd || io.kind == StdioKind::Pipe || io.kind == StdioKind::Terminal;
+  if (!spec.wantPidfd) spec.wantPidfd = ChildrenAutoReaped();
 
   double start = NowNs();
   Launched child;
