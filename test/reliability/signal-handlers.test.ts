@@ -72,18 +72,28 @@ t.test("Node's child_process and the harness side by side", async t => {
 // older kernel the status is gone too, and the result says neither. The children sleep a moment first: on
 // the posix_spawn path the pidfd is opened after posix_spawn returns, and a child the kernel has
 // reaped by then cannot be tracked at all (spawnError 'spawn', ESRCH); the fork path's comes with
-// the clone.
+// the clone. One child is started before SIGCHLD is ignored and exits after (the disposition
+// changed under a running child); a sync spawn with no pipe and no deadline is the one that would
+// otherwise wait without a pidfd.
 t.test('SIGCHLD ignored by someone else in the process', async t => {
   const so = buildFixtureLibrary(tempDir(t), 'ignore-sigchld')
   type Row = [launcher: string, api: string, exitCode: number | null, signal: string | null, spawnError: string | null, rusageSource: string, rusageNaN: boolean]
   const rows = runNodeScript<Row[]>(`
-    const { spawnChild, spawnChildSync } = require(${PACKAGE})
-    try { process.dlopen({ exports: {} }, ${JSON.stringify(so)}) } catch {}  // no addon: its constructor ran
+    const { spawnChild, spawnChildSync, startChild } = require(${PACKAGE})
     ;(async () => {
       const rows = []
       const row = (launcher, api, r) => rows.push([launcher, api, r.exitCode, r.signal, r.spawnError && r.spawnError.code, r.rusageSource, Number.isNaN(r.rusage.userCPUTime)])
+      // Started while SIGCHLD is still handled as usual; ignored before it exits (it waits for a
+      // line that is written only once the disposition has changed).
+      const running = startChild({ file: 'sh', args: ['-c', 'read line; exit 7'], stdin: 'pipe' })
+      try { process.dlopen({ exports: {} }, ${JSON.stringify(so)}) } catch {}  // no addon: its constructor ran
+      running.stdin.end('go\\n')
+      row('auto', 'async, ignored while running', await running.result)
+      const quiet = { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' }
       for (const launcher of ['auto', 'posix_spawn']) {
         row(launcher, 'sync', spawnChildSync({ file: 'sh', args: ['-c', 'sleep 0.05; exit 3'], launcher }))
+        // No pipe and no deadline: the one sync spawn that would otherwise take no pidfd.
+        row(launcher, 'sync, no pipe', spawnChildSync({ file: 'sh', args: ['-c', 'sleep 0.05; exit 6'], launcher, ...quiet }))
         row(launcher, 'sync, timeout', spawnChildSync({ file: 'sh', args: ['-c', 'sleep 0.05; exit 4'], launcher, timeout: 30000 }))
         row(launcher, 'async', await spawnChild({ file: 'sh', args: ['-c', 'sleep 0.05; exit 5'], launcher }))
         row(launcher, 'async, killed', await spawnChild({ file: 'sh', args: ['-c', 'sleep 0.05; kill -TERM $$'], launcher }))
@@ -94,8 +104,10 @@ t.test('SIGCHLD ignored by someone else in the process', async t => {
   const [major = 0, minor = 0] = os.release().split('.').map(Number)
   const kept = major > 6 || (major === 6 && minor >= 15)
   if (!kept) t.comment(`kernel ${os.release()} predates PIDFD_INFO_EXIT (6.15): the status is lost, and the result must say so`)
-  const expected: Record<string, [number | null, string | null]> = { sync: [3, null], 'sync, timeout': [4, null], async: [5, null], 'async, killed': [null, 'SIGTERM'] }
-  t.equal(rows.length, 8, 'every case ran')
+  const expected: Record<string, [number | null, string | null]> = {
+    sync: [3, null], 'sync, no pipe': [6, null], 'sync, timeout': [4, null], async: [5, null], 'async, killed': [null, 'SIGTERM'], 'async, ignored while running': [7, null],
+  }
+  t.equal(rows.length, 11, 'every case ran')
   for (const [launcher, api, exitCode, signal, spawnError, rusageSource, rusageNaN] of rows) {
     const label = `${launcher}, ${api}`
     t.equal(spawnError, null, `${label}: no spawn error`)
