@@ -1,5 +1,6 @@
-// No fds, zombies or memory leak: 10,000 spawns of mixed kinds, each measured and not, leave the
-// fd count and the child list as they were.
+// No fds, zombies or gross memory leak: 2,000 spawns of mixed kinds, each measured and not, leave
+// the fd count and the child list as they were. (The soak, scripts/soak.mjs, holds RSS after a
+// full GC to within 10 MiB over 5,000 more, and is where a slow leak is caught.)
 import t from 'tap'
 import { spawnChild, spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { MEASURE, childPids, openFds } from '../helpers.js'
@@ -18,13 +19,13 @@ const unmeasured: ChildSpec[] = [
 ]
 const kinds = unmeasured.flatMap(kind => MEASURE.map(measure => ({ ...kind, measure })))
 
-t.test('10,000 spawns', async t => {
+t.test('2,000 spawns', async t => {
   for (let i = 0; i < 200; i++) spawnChildSync(kinds[i % kinds.length])  // warm up lazily created state
   const fdsBefore = openFds()
   const childrenBefore = childPids()
   const rssBefore = process.memoryUsage().rss
   let failures = 0
-  for (let i = 0; i < 10000; i++) {
+  for (let i = 0; i < 2000; i++) {
     const r = spawnChildSync(kinds[i % kinds.length])
     if (r.pid === 0 && r.spawnError === null) failures++
   }
@@ -32,7 +33,7 @@ t.test('10,000 spawns', async t => {
   t.same(openFds(), fdsBefore, 'same open fds')
   t.same(childPids(), childrenBefore, 'no children left behind (no zombies)')
   const growthMiB = (process.memoryUsage().rss - rssBefore) / 1048576
-  t.ok(growthMiB < 40, `RSS growth ${growthMiB.toFixed(1)} MiB over 10,000 spawns`)
+  t.ok(growthMiB < 40, `RSS growth ${growthMiB.toFixed(1)} MiB over 2,000 spawns`)
 })
 
 t.test('5,000 async spawns, 32 in flight', async t => {
