@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -813,7 +814,11 @@ bool UsesForkPath(const LaunchSpec &spec) {
 
 Launched Launch(const LaunchSpec &spec) {
   Launched out;
-  out.usedFork = UsesForkPath(spec);
+  // When the kernel reaps this process's children itself (SIGCHLD ignored), a posix_spawn child
+  // that exits at once can be gone before its pidfd is opened, and its status with it; the fork
+  // path's pidfd comes with the clone. So 'auto' takes the fork path then, whenever a pidfd is
+  // wanted (the result's launcher says so).
+  out.usedFork = UsesForkPath(spec) || (spec.launcher == LauncherChoice::Auto && spec.wantPidfd && ChildrenAutoReaped());
   {
     ChildFds fds;
     FdGuard guard;  // the child's pipe ends and lifted fds: closed once the child has its copies
@@ -827,7 +832,15 @@ Launched Launch(const LaunchSpec &spec) {
   }
   if (out.stage == Stage::None && spec.wantPidfd && out.pidfd < 0) {
     out.pidfd = PidfdOpen(out.pid);
-    if (out.pidfd < 0) {
+    if (out.pidfd < 0 && errno == ESRCH) {
+      // posix_spawn returned, so the program was exec'd; it has already exited and been reaped by
+      // someone else (Launched::gone). Nothing to kill or reap: its pid may be reused already.
+      out.pidfd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
+      if (out.pidfd >= 0)
+        out.gone = true;
+      else
+        Fail(out, Stage::Spawn, errno);
+    } else if (out.pidfd < 0) {
       // Without a pidfd the child cannot be waited for safely: end it now rather than lose it.
       Fail(out, Stage::Spawn, errno);
       kill(out.pid, SIGKILL);

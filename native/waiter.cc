@@ -259,6 +259,13 @@ NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
 }
 
 void ReapExited(Launched &child, WaitOutcome &outcome) {
+  if (child.gone) {
+    // Reaped before it could be watched (Launched::gone): a measured child's helper may still
+    // have reported its target's status; otherwise the result says neither.
+    outcome.rusageSource = RusageSource::Unavailable;
+    ApplyHelperReport(child, outcome);
+    return;
+  }
   outcome.haveStatus = Reap(child.pid, outcome.status, outcome.usage);
   if (!outcome.haveStatus) {
     // Nothing to reap: the child is gone already, reaped by the kernel (this process ignores

@@ -4,9 +4,11 @@
 // neither side reaps the other's children. Every path (API × launcher × measure).
 import { spawn } from 'node:child_process'
 import os from 'node:os'
+import fs from 'node:fs'
+import path from 'node:path'
 import t from 'tap'
 import { APIS, eachPath, tempDir } from '../helpers.js'
-import { baseline, buildFixtureLibrary, PACKAGE, runNodeScript } from './helpers.js'
+import { baseline, buildFixtureLibrary, nodeChildEnv, PACKAGE, runNodeScript } from './helpers.js'
 
 const settle = () => new Promise(r => setTimeout(r, 100))
 
@@ -71,8 +73,8 @@ t.test("Node's child_process and the harness side by side", async t => {
 // 6.15's PIDFD_INFO_EXIT), and says its rusage is unavailable rather than reporting zeros. On an
 // older kernel the status is gone too, and the result says neither. The children sleep a moment first: on
 // the posix_spawn path the pidfd is opened after posix_spawn returns, and a child the kernel has
-// reaped by then cannot be tracked at all (spawnError 'spawn', ESRCH); the fork path's comes with
-// the clone. One child is started before SIGCHLD is ignored and exits after (the disposition
+// reaped by then has lost its status (the next test); the fork path's pidfd comes with the clone.
+// One child is started before SIGCHLD is ignored and exits after (the disposition
 // changed under a running child); a sync spawn with no pipe and no deadline is the one that would
 // otherwise wait without a pidfd.
 t.test('SIGCHLD ignored by someone else in the process', async t => {
@@ -115,3 +117,64 @@ t.test('SIGCHLD ignored by someone else in the process', async t => {
     t.same([rusageSource, rusageNaN], ['unavailable', true], `${label}: no rusage passed off as the child's`)
   }
 })
+
+// With SIGCHLD ignored, a posix_spawn child that exits at once can be reaped by the kernel before
+// the launcher opens its pidfd (posix_spawn gives a pid, not a pidfd). A preloaded shim
+// (test/fixtures/late-pidfd-open.c) holds pidfd_open back until that has happened, every time. The
+// program ran, so this is no spawn error: the result has no status (lost with the child), no
+// rusage, the output the child wrote, and neither a deadline nor a kill() reaches anyone (the pid
+// may be another process's by then). A measured child's status comes from its helper's report.
+// 'auto' takes the fork path while SIGCHLD is ignored, even where it would take posix_spawn
+// (killOnExit: false): its pidfd comes with the clone, and its status is exact.
+t.test('a posix_spawn child the kernel reaped before its pidfd could be opened', t => {
+  const dir = tempDir(t)
+  const ignore = buildFixtureLibrary(dir, 'ignore-sigchld')
+  const late = buildFixtureLibrary(dir, 'late-pidfd-open', ['-ldl'])
+  const log = path.join(dir, 'gone.log')
+  const env = nodeChildEnv()
+  env.LD_PRELOAD = env.LD_PRELOAD ? `${env.LD_PRELOAD}:${late}` : late
+  env.LATE_PIDFD_OPEN_LOG = log
+  type Row = [exitCode: number | null, signal: string | null, spawnError: string | null, rusageSource: string, rusageNaN: boolean, stdout: string, timedOut: boolean, launcher: string]
+  const out = runNodeScript<{ rows: Record<string, Row>, killed: boolean, streamed: string, pid: boolean }>(`
+    const { spawnChild, spawnChildSync, startChild } = require(${PACKAGE})
+    ;(async () => {
+      try { process.dlopen({ exports: {} }, ${JSON.stringify(ignore)}) } catch {}  // no addon: its constructor ran
+      const spec = { file: 'sh', args: ['-c', 'echo out; exit 3'], launcher: 'posix_spawn' }
+      const row = r => [r.exitCode, r.signal, r.spawnError && r.spawnError.code, r.rusageSource, Number.isNaN(r.rusage.userCPUTime), String(r.stdout), r.timedOut, r.launcher]
+      const rows = {}
+      rows.sync = row(spawnChildSync(spec))
+      rows['sync, deadline'] = row(spawnChildSync({ ...spec, timeout: 60000 }))
+      rows.async = row(await spawnChild(spec))
+      rows['async, deadline'] = row(await spawnChild({ ...spec, timeout: 60000 }))
+      const child = startChild(spec)
+      let streamed = ''
+      child.stdout.on('data', d => { streamed += d })
+      const pid = child.pid > 0
+      const killed = child.kill('SIGKILL')
+      rows.started = row(await child.result)
+      rows.measured = row(spawnChildSync({ ...spec, measure: true }))
+      rows.auto = row(spawnChildSync({ ...spec, launcher: 'auto', killOnExit: false }))
+      console.log(JSON.stringify({ rows, killed, streamed, pid }))
+    })()
+  `, { env })
+  const lost: Row = [null, null, null, 'unavailable', true, 'out\n', false, 'posix_spawn']
+  t.same(out.rows.sync, lost, 'sync: no spawn error, the status lost and said to be, the output kept')
+  t.same(out.rows['sync, deadline'], lost, 'sync with a deadline: the same, at once (no deadline waited out)')
+  t.same(out.rows.async, lost, 'async: the same')
+  t.same(out.rows['async, deadline'], lost, 'async with a deadline: the same')
+  t.same(out.rows.started, lost, 'startChild: the same')
+  t.equal(out.streamed, 'out\n', 'startChild: the stream had the output')
+  t.ok(out.pid, 'startChild: the pid the child had')
+  t.equal(out.killed, false, 'kill() after it was gone reached nobody')
+  t.same(out.rows.measured, [3, null, null, 'helper', false, 'out\n', false, 'posix_spawn'], "measured: the status and rusage from the helper's report")
+  t.same(out.rows.auto, [kernelKeepsStatus() ? 3 : null, null, null, 'unavailable', true, 'out\n', false, 'fork'],
+    "'auto' took the fork path, whose pidfd keeps the status" + (kernelKeepsStatus() ? '' : ' (here: the kernel predates PIDFD_INFO_EXIT)'))
+  // Every posix_spawn launch above but the measured one had its pidfd_open find the child gone.
+  t.ok(fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length >= 5, 'the shim saw each child gone before its pidfd was opened')
+  t.end()
+})
+
+function kernelKeepsStatus(): boolean {
+  const [major = 0, minor = 0] = os.release().split('.').map(Number)
+  return major > 6 || (major === 6 && minor >= 15)
+}
