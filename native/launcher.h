@@ -99,14 +99,14 @@ struct Launched {
   Stage stage = Stage::None;  // != None: starting failed
   int err = 0;
   int detail = -1;  // which stream (open, dup2) or resource (rlimit) failed
-  // The child was created and exited before exec (fork path): it has been reaped, this is its status.
-  bool reaped = false;
   // posix_spawn path: the child ran, and was gone (reaped by the kernel, this process ignoring
   // SIGCHLD, or by another waiter) before its pidfd could be opened. Its status and rusage are
   // lost, and its pid may already be another process's: it is never signalled or waited for.
   // pidfd is then an eventfd that is readable from the start, which is all the waiters ask of a
   // pidfd (readable once the child has exited), and which no signal can go through.
   bool gone = false;
+  // The child was created and exited before exec (fork path): it has been reaped, this is its status.
+  bool reaped = false;
   int status = 0;
   struct rusage usage {};
 };

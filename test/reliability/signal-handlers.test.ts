@@ -103,8 +103,7 @@ t.test('SIGCHLD ignored by someone else in the process', async t => {
       console.log(JSON.stringify(rows))
     })()
   `)
-  const [major = 0, minor = 0] = os.release().split('.').map(Number)
-  const kept = major > 6 || (major === 6 && minor >= 15)
+  const kept = kernelKeepsStatus()
   if (!kept) t.comment(`kernel ${os.release()} predates PIDFD_INFO_EXIT (6.15): the status is lost, and the result must say so`)
   const expected: Record<string, [number | null, string | null]> = {
     sync: [3, null], 'sync, no pipe': [6, null], 'sync, timeout': [4, null], async: [5, null], 'async, killed': [null, 'SIGTERM'], 'async, ignored while running': [7, null],
@@ -174,6 +173,7 @@ t.test('a posix_spawn child the kernel reaped before its pidfd could be opened',
   t.end()
 })
 
+// Whether this kernel keeps an exit status in the pidfd after the reap (PIDFD_INFO_EXIT, Linux 6.15).
 function kernelKeepsStatus(): boolean {
   const [major = 0, minor = 0] = os.release().split('.').map(Number)
   return major > 6 || (major === 6 && minor >= 15)
