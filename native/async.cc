@@ -360,7 +360,6 @@ class AsyncChild {
   void StopStartPoll() {
     if (!starting_) return;
     starting_ = false;
-    uv_poll_stop(&startPoll_);
     uv_close(reinterpret_cast<uv_handle_t *>(&startPoll_), OnClosed);
   }
 
@@ -399,7 +398,6 @@ class AsyncChild {
   void DropOpener() {
     if (openPolling_) {
       openPolling_ = false;
-      uv_poll_stop(&openPoll_);
       uv_close(reinterpret_cast<uv_handle_t *>(&openPoll_), OnClosed);
     }
     opener_.reset();
@@ -515,9 +513,10 @@ class AsyncChild {
 
  private:
 
+  // uv_close stops a poll itself. Each stop is an epoll_ctl(EPOLL_CTL_DEL) of its own, whether
+  // the fd is still in the set or not, so no poll here is stopped before it is closed.
   void StopAndClose(uv_poll_t *poll, int &fd) {
     if (fd < 0) return;
-    uv_poll_stop(poll);
     uv_close(reinterpret_cast<uv_handle_t *>(poll), OnClosed);
     CloseFd(fd);
   }
@@ -590,7 +589,6 @@ class AsyncChild {
       self->outcome_.rusageSource = RusageSource::Unavailable;  // not reaped here: no wait4 figures
       SignalChild(self->ref_, SIGKILL);
       // The pidfd goes to the reaper: stop watching it here, but do not close it.
-      uv_poll_stop(&self->pidPoll_);
       uv_close(reinterpret_cast<uv_handle_t *>(&self->pidPoll_), OnClosed);
       HandToReaper(self->child_.pid, self->child_.pidfd);
       self->child_.pidfd = -1;
@@ -623,7 +621,6 @@ class AsyncChild {
     outcome_.exitNs = stamp > 0 && stamp < now ? stamp : now;
     uv_timer_stop(&timer_);
     uv_timer_stop(&killTimer_);
-    uv_poll_stop(&pidPoll_);
     LeaveKillList();
     ReapExited(child_, outcome_);
     ref_.pidfd = -1;
@@ -641,6 +638,7 @@ class AsyncChild {
       outcome_.waitDelayExpired = true;
       Finish();
     } else {
+      uv_poll_stop(&pidPoll_);  // readable from now on; the other branches close it at once
       uv_update_time(loop_);
       uv_timer_start(&timer_, OnWaitDelay, Ms(opts_.waitDelayMs), 0);
     }
