@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process'
 import os from 'node:os'
 import fs from 'node:fs'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { APIS, eachPath, tempDir } from '../helpers.js'
 import { baseline, buildFixtureLibrary, nodeChildEnv, PACKAGE, runNodeScript } from './helpers.js'
 
@@ -117,6 +117,20 @@ t.test('SIGCHLD ignored by someone else in the process', async t => {
   }
 })
 
+// For a node child whose posix_spawn children are gone before their pidfds are opened: the library
+// whose constructor ignores SIGCHLD (to dlopen), and the environment that preloads the shim, which
+// logs each child it saw gone to `log`.
+function lateChildren(t: Test): { ignore: string, env: Record<string, string>, log: string } {
+  const dir = tempDir(t)
+  const ignore = buildFixtureLibrary(dir, 'ignore-sigchld')
+  const late = buildFixtureLibrary(dir, 'late-pidfd-open', ['-ldl'])
+  const log = path.join(dir, 'gone.log')
+  const env = nodeChildEnv()
+  env.LD_PRELOAD = env.LD_PRELOAD ? `${env.LD_PRELOAD}:${late}` : late
+  env.LATE_PIDFD_OPEN_LOG = log
+  return { ignore, env, log }
+}
+
 // With SIGCHLD ignored, a posix_spawn child that exits at once can be reaped by the kernel before
 // the launcher opens its pidfd (posix_spawn gives a pid, not a pidfd). A preloaded shim
 // (test/fixtures/late-pidfd-open.c) holds pidfd_open back until that has happened, every time. The
@@ -126,13 +140,7 @@ t.test('SIGCHLD ignored by someone else in the process', async t => {
 // 'auto' takes the fork path while SIGCHLD is ignored, even where it would take posix_spawn
 // (killOnExit: false): its pidfd comes with the clone, and its status is exact.
 t.test('a posix_spawn child the kernel reaped before its pidfd could be opened', t => {
-  const dir = tempDir(t)
-  const ignore = buildFixtureLibrary(dir, 'ignore-sigchld')
-  const late = buildFixtureLibrary(dir, 'late-pidfd-open', ['-ldl'])
-  const log = path.join(dir, 'gone.log')
-  const env = nodeChildEnv()
-  env.LD_PRELOAD = env.LD_PRELOAD ? `${env.LD_PRELOAD}:${late}` : late
-  env.LATE_PIDFD_OPEN_LOG = log
+  const { ignore, env, log } = lateChildren(t)
   type Row = [exitCode: number | null, signal: string | null, spawnError: string | null, rusageSource: string, rusageNaN: boolean, stdout: string, timedOut: boolean, launcher: string]
   const out = runNodeScript<{ rows: Record<string, Row>, killed: boolean, streamed: string, pid: boolean }>(`
     const { spawnChild, spawnChildSync, startChild } = require(${PACKAGE})
@@ -170,6 +178,57 @@ t.test('a posix_spawn child the kernel reaped before its pidfd could be opened',
     "'auto' took the fork path, whose pidfd keeps the status" + (kernelKeepsStatus() ? '' : ' (here: the kernel predates PIDFD_INFO_EXIT)'))
   // Every posix_spawn launch above but the measured one had its pidfd_open find the child gone.
   t.ok(fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length >= 5, 'the shim saw each child gone before its pidfd was opened')
+  t.end()
+})
+
+// The same gone child (its pidfd stood in for by an fd readable from the start) met by the hostile
+// paths every other child goes through: a stream listener that throws (an uncaught exception, and
+// the result still arrives with the whole output), and a worker terminated while its gone child is
+// being settled (nothing crashes; the process's next spawn is as exact as before).
+t.test('a child gone before its pidfd, with a throwing listener and a worker terminated mid-flight', t => {
+  const { ignore, env, log } = lateChildren(t)
+  type Row = [exitCode: number | null, signal: string | null, spawnError: string | null, rusageSource: string, stdout: string]
+  const out = runNodeScript<{ throwing: Row, thrown: string[], workerExit: number, workerStarted: number, after: Row }>(`
+    const { spawnChild, startChild } = require(${PACKAGE})
+    const { Worker } = require('node:worker_threads')
+    ;(async () => {
+      try { process.dlopen({ exports: {} }, ${JSON.stringify(ignore)}) } catch {}  // no addon: its constructor ran
+      const spec = { file: 'sh', args: ['-c', 'echo out; exit 3'], launcher: 'posix_spawn' }
+      const row = r => [r.exitCode, r.signal, r.spawnError && r.spawnError.code, r.rusageSource, String(r.stdout)]
+      const thrown = []
+      process.on('uncaughtException', e => thrown.push(e.message))
+      const child = startChild(spec)
+      child.stdout.on('data', () => { throw new Error('listener threw') })
+      const throwing = row(await child.result)
+      // Each worker starts gone children and is terminated as soon as it says they were started:
+      // their results are being settled (or about to be) as its environment goes.
+      let workerStarted = 0, workerExit = 0
+      for (let i = 0; i < 5; i++) {
+        const worker = new Worker(\`
+          const { spawnChild, startChild } = require(\${JSON.stringify(${PACKAGE})})
+          const { parentPort } = require('node:worker_threads')
+          const spec = \${JSON.stringify(spec)}
+          for (let j = 0; j < 3; j++) spawnChild(spec)
+          startChild(spec).stdout.on('data', () => { throw new Error('worker listener threw') })
+          parentPort.postMessage('started')
+        \`, { eval: true })
+        worker.on('error', () => {})
+        await new Promise(resolve => worker.once('message', () => { workerStarted++; resolve() }))
+        workerExit += await worker.terminate()
+      }
+      const after = row(await spawnChild(spec))
+      console.log(JSON.stringify({ throwing, thrown, workerExit, workerStarted, after }))
+    })()
+  `, { env })
+  const lost: Row = [null, null, null, 'unavailable', 'out\n']
+  t.same(out.throwing, lost, 'a throwing listener: the result still arrives, the status lost and said to be, the whole output kept')
+  t.ok(out.thrown.includes('listener threw'), 'the listener\'s throw is an uncaught exception of the process', { thrown: out.thrown })
+  t.equal(out.workerStarted, 5, 'every worker started its children before it was terminated')
+  t.equal(out.workerExit, 5, 'each terminated worker exited with code 1, as a terminated worker does')
+  t.same(out.after, lost, 'the process goes on: its next gone child is reported as exactly')
+  // 1 + 5 × 4 + 1 posix_spawn launches, each with its pidfd_open held back until the child was gone
+  // (a worker terminated early may not have reached all of its own).
+  t.ok(fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length >= 7, 'the shim saw the children gone before their pidfds were opened')
   t.end()
 })
 
