@@ -44,7 +44,12 @@ const CONFIG = quick
     }
   : {
       sizes: [{ label: '~50 MB', bytes: 0 }, { label: '1 GiB', bytes: GiB }, { label: '4 GiB', bytes: 4 * GiB }],
-      spawn: { rounds: 60, batch: 20, batchMs: 30, warmup: { ops: 1500, ms: 1500 } },
+      // The warm-up's time cap is for the slow methods (child_process from a 4 GiB parent: 80 ms a
+      // spawn). A fast method must reach its ops under it on a slow host too: /bin/true takes
+      // 2.5 ms a spawn on a PVM guest, where a 1500 ms cap gave spawnChild some 600 warm-up runs
+      // (in a loop there, the 1,200 spawns after 600 warm-up runs took 100-150 us more user CPU
+      // each than after 3,000: V8 had not yet optimized the JS layer).
+      spawn: { rounds: 60, batch: 20, batchMs: 30, warmup: { ops: 1500, ms: 6000 } },
       throughput: { count: 1000, inFlight: 32, rounds: 6 },
       capture: { bytes: GiB, label: '1 GiB', rounds: 5 },
       timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 20 },
