@@ -266,7 +266,7 @@ try {
       const vsFloor = pairedRatio(r.wallMs.thAsync, r.wallMs.floor)
       const rate = wall => `${ms(wall)} (${(r.count / wall * 1000).toFixed(0)} spawns/s)`
       sections.push(`## 3. Throughput: ${r.count} \`/bin/true\`, ${r.inFlight} in flight\n\n` +
-        `Wall time of the whole batch, median of ${r.rounds} rounds (rotated order; a warm-up batch each first); ratios: medians of the per-round ratios. ` +
+        `Wall time of the whole batch, median of ${r.rounds} rounds (the order shuffled each round; a warm-up batch each first); ratios: medians of the per-round ratios. ` +
         `The floor is the C program (\`floor -j ${r.inFlight}\`: posix_spawnp, and wait4 on any child, ${r.inFlight} kept in flight, in its own small process): the most starts per second this machine gives. ` +
         `Target: tileharness's wall at most ${TARGET_THROUGHPUT.toFixed(2)}x the floor's, i.e. at least 95% of its rate.\n\n` +
         table(['Parent (this suite\'s worker)', 'tileharness spawnChild', 'child_process.spawn', 'C floor', 'tileharness / child_process', 'Target: tileharness / floor'],
@@ -290,7 +290,7 @@ try {
       }
       const thRatio = pairedRatio(r.wallMs.thSync, r.wallMs.floor)
       sections.push(`## 4. Capture: ${CONFIG.capture.label} through a stdout pipe\n\n` +
-        `\`head -c ${r.bytes} /dev/zero\`, the whole output kept in memory (maxBuffer above it), median of ${r.rounds} rounds, rotated order. ` +
+        `\`head -c ${r.bytes} /dev/zero\`, the whole output kept in memory (maxBuffer above it), median of ${r.rounds} rounds, the order shuffled each round. ` +
         `The floor is \`head -c ${r.bytes} /dev/zero | cat > /dev/null\` run by the C floor program (the same bytes through a pipe, not kept). ` +
         `\`floor -c\` is the harness's capture in C: the same reads into a buffer grown and backed ahead as the addon's, kept until the child is done, then freed; ` +
         `what it adds to the floor is the kernel's cost of keeping the bytes (fresh pages, zeroed), which no capture into memory avoids.\n\n` +

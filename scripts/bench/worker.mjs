@@ -4,8 +4,9 @@
 //   node --expose-gc scripts/bench/worker.mjs TASK 'JSON params'
 //
 // Prints one JSON object on stdout; progress notes go to stderr. Every figure is taken side by
-// side: within a round each method runs once (a batch), the order rotating from round to round,
-// so that drift on a shared machine reaches every method alike. run.mjs turns rounds into ratios.
+// side: within a round each method runs once (a batch), in an order shuffled afresh each round
+// (roundOrder), so that drift on a shared machine reaches every method alike and no method always
+// runs right behind the same other one. run.mjs turns rounds into ratios.
 import childProcess from 'node:child_process'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -57,7 +58,33 @@ const floorAddon = params.floorAddon ? createRequire(import.meta.url)(params.flo
 const minimalAsync = () => new Promise(resolve => floorAddon.spawn(TRUE, status => { check(status === 0, 'floor addon'); resolve() }))
 
 /**
- * Rounds of batches: in round k every method runs a batch of operations (rotated order); each
+ * The order in which round `k` runs `names`: a shuffle of its own for each round, from a PRNG
+ * seeded with k (mulberry32), so that a run can be repeated. Not a rotation: a rotation keeps each
+ * method right behind the same other one in nearly every round, and what a method leaves behind
+ * is paid by whatever runs next (caches evicted; after child_process's fork, the parent's pages
+ * write-protected, so that its next writes fault). Rotated, spawnChild ran behind execaSync in
+ * nearly every round, and on a 2.2 ms-a-spawn host the median of its CPU per spawn came out
+ * 84 / 146 / 281 µs above native.spawnAsync's (~50 MB, 1 GiB, 4 GiB parents); shuffled,
+ * 6 / -23 / 42 µs, near the 31-59 µs the two differ by when they alternate alone.
+ */
+function roundOrder(names, k) {
+  let state = (k + 1) * 0x9e3779b9
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0
+    let t = Math.imul(state ^ (state >>> 15), 1 | state)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
+  }
+  const order = [...names]
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[order[i], order[j]] = [order[j], order[i]]
+  }
+  return order
+}
+
+/**
+ * Rounds of batches: in round k every method runs a batch of operations (roundOrder); each
  * method gets the median and mean of its per-operation times per round, in microseconds, and
  * its parent's CPU per operation in the round, every thread (this process's; the floor's own).
  * A method is either { each: () => void | Promise } (timed here, per operation) or
@@ -85,8 +112,7 @@ async function rounds(methods, count, maxBatch, batchMs, warmup) {
     out[name].batch = Math.max(1, Math.min(maxBatch, Math.floor((batchMs * 1e6) / medianNs)))
   }
   for (let k = 0; k < count; k++) {
-    for (let j = 0; j < names.length; j++) {
-      const name = names[(j + k) % names.length]
+    for (const name of roundOrder(names, k)) {
       const { medianNs, meanNs, cpuNs } = await runBatch(methods[name], out[name].batch)
       out[name].medianUs.push(medianNs / 1000)
       out[name].meanUs.push(meanNs / 1000)
@@ -199,9 +225,7 @@ const TASKS = {
     for (const name of Object.keys(methods)) await pool(methods[name]) // warm-up round, not kept
     for (const name of Object.keys(floors)) floors[name]()
     for (let k = 0; k < params.rounds; k++) {
-      const order = Object.keys(out)
-      for (let i = 0; i < order.length; i++) {
-        const name = order[(i + k) % order.length]
+      for (const name of roundOrder(Object.keys(out), k)) {
         out[name].push((name in floors ? floors[name]() : await pool(methods[name])) / 1e6)
       }
     }
@@ -367,8 +391,7 @@ const TASKS = {
     const names = Object.keys(methods)
     const out = Object.fromEntries(names.map(n => [n, []]))
     for (let k = 0; k < params.rounds; k++) {
-      for (let j = 0; j < names.length; j++) {
-        const name = names[(j + k) % names.length]
+      for (const name of roundOrder(names, k)) {
         out[name].push(methods[name]() / 1e6)
         // Drop the last capture before the next one, outside the timing: the GC finds it dead, and
         // a large capture's memory (an external Buffer) is freed by a finalizer that runs from the
