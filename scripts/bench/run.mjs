@@ -408,13 +408,15 @@ try {
   if (onlyRows.includes(8)) {
     const r = worker('loopDelay', CONFIG.loopDelay, 8)
     if (r) {
-      const line = (name, m) => [name, m.count ? String(m.count) : '—', ms(m.wallMs), String(m.samples), ms(m.p50), ms(m.p99), ms(m.max)]
+      const line = (name, m) => [name, m.count ? String(m.count) : '—', ms(m.wallMs), String(m.samples), ms(m.p50), ms(m.p99), ms(m.max),
+        `${(m.busy * 100).toFixed(0)}%`, m.holdP50 === null ? '—' : `${ms(m.holdP50)} / ${ms(m.holdP99)}`]
       sections.push(`## 8. Event-loop delay while spawning from a ${CONFIG.loopDelay.label} parent\n\n` +
         `\`perf_hooks.monitorEventLoopDelay\` (1 ms resolution; the delay is what each sample's interval exceeds 1 ms by) while ${r.inFlight} \`sleep 0.05\` children are kept in flight from a parent of ${(r.rssBytes / GiB).toFixed(1)} GiB RSS. ` +
         `Starts are paced by the loop, one per turn, as a server starting a child per request would: the figure is what one start holds the loop for. ` +
         `child_process runs fewer children: each of its spawns copies the parent's page tables. ` +
-        `The floor is this loop with nothing to do while \`xargs -P ${r.inFlight}\` (another process) runs the same children: what their own start-up and exit cost a loop on this machine's ${os.cpus().length} CPUs, whoever starts them.\n\n` +
-        table(['Method', 'Children', 'Wall', 'Samples', 'Delay p50', 'Delay p99', 'Delay max'], [
+        `The floor is this loop with nothing to do while \`xargs -P ${r.inFlight}\` (another process) runs the same children: what their own start-up and exit cost a loop on this machine's ${os.cpus().length} CPUs, whoever starts them. ` +
+        `Loop busy: the share of the wall the loop was not waiting for events (\`performance.eventLoopUtilization\`). A start holds the loop: how long each start's call took to return, p50 / p99; a launch returns once the child has exec'd (the fork path's CLONE_VFORK wait, child_process's fork and exec), so with the CPUs busy with the other children this is most of what the loop does.\n\n` +
+        table(['Method', 'Children', 'Wall', 'Samples', 'Delay p50', 'Delay p99', 'Delay max', 'Loop busy', 'A start holds the loop (p50 / p99)'], [
           line('idle loop (control)', r.idle),
           line(`floor: idle loop, children started by \`xargs -P ${r.inFlight}\``, r.elsewhere),
           line('tileharness spawnChild', r.th),

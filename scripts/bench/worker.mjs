@@ -237,7 +237,7 @@ const TASKS = {
   // per turn (as a server starting a child per request would), so what the histogram sees is
   // what one start costs the loop, not a burst of a hundred in one tick.
   async loopDelay() {
-    const { monitorEventLoopDelay } = await import('node:perf_hooks')
+    const { monitorEventLoopDelay, performance } = await import('node:perf_hooks')
     const held = holdMemory(params.bytes)
     const rss = process.memoryUsage.rss()
     const RESOLUTION = 1
@@ -248,32 +248,49 @@ const TASKS = {
     }
     // The histogram records the interval between its 1 ms samples: the delay is what exceeds it.
     const delay = ns => Math.max(0, ns / 1e6 - RESOLUTION)
-    const summary = (h, count, wallMs) => ({ count, wallMs, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max) })
-    const paced = start => new Promise((resolve, reject) => {
-      queue.push(() => { start().then(resolve, reject) })
+    // Besides the delays: the share of the wall the loop was busy (eventLoopUtilization), and for
+    // a method, how long each start's call held the loop (the call, until it returned): where a
+    // delay comes from the starts, and where from the machine (its CPUs busy with the children).
+    const summary = (h, count, wallMs, elu, holds = []) => {
+      const sorted = holds.sort((a, b) => a - b)
+      const at = p => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null)
+      return { count, wallMs, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max), busy: elu.utilization, holdP50: at(50), holdP99: at(99) }
+    }
+    const paced = (start, holds) => new Promise((resolve, reject) => {
+      queue.push(() => {
+        const t0 = performance.now()
+        const pending = start()
+        holds.push(performance.now() - t0)
+        pending.then(resolve, reject)
+      })
       if (queue.length === 1) setImmediate(drain)
     })
     const measure = async (count, start) => {
       const h = monitorEventLoopDelay({ resolution: RESOLUTION })
+      const holds = []
       let next = 0
       h.enable()
+      const elu0 = performance.eventLoopUtilization()
       const t0 = process.hrtime.bigint()
       await Promise.all(Array.from({ length: params.inFlight }, async () => {
         while (next < count) {
           next++
-          await paced(start)
+          await paced(start, holds)
         }
       }))
       const wallMs = nsSince(t0) / 1e6
+      const elu = performance.eventLoopUtilization(elu0)
       h.disable()
-      return summary(h, count, wallMs)
+      return summary(h, count, wallMs, elu, holds)
     }
     const idle = async ms => {
       const h = monitorEventLoopDelay({ resolution: RESOLUTION })
       h.enable()
+      const elu0 = performance.eventLoopUtilization()
       await new Promise(resolve => setTimeout(resolve, ms))
+      const elu = performance.eventLoopUtilization(elu0)
       h.disable()
-      return summary(h, 0, ms)
+      return summary(h, 0, ms, elu)
     }
     const SLEEP = ['0.05']
     const th = () => spawnChild({ file: 'sleep', args: SLEEP, ...quiet }).then(r => check(r.exitCode === 0, 'spawnChild'))
@@ -289,13 +306,15 @@ const TASKS = {
         const xargs = startChild({ file: 'sh', args: ['-c', `read go; exec xargs -P ${params.inFlight} -n 1 sleep < "$0"`, list], stdin: 'pipe', stdout: 'ignore', stderr: 'pipe' })
         const h = monitorEventLoopDelay({ resolution: RESOLUTION })
         h.enable()
+        const elu0 = performance.eventLoopUtilization()
         const t0 = process.hrtime.bigint()
         xargs.stdin.end('go\n')
         const r = await xargs.result
         const wallMs = nsSince(t0) / 1e6
+        const elu = performance.eventLoopUtilization(elu0)
         h.disable()
         check(r.exitCode === 0, `xargs sleep: ${r.stderr}`)
-        return summary(h, count, wallMs)
+        return summary(h, count, wallMs, elu)
       } finally {
         fs.rmSync(list, { force: true })
       }
