@@ -807,18 +807,19 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
 // parent opened, and reports a failure as stage terminal. (A terminal implies setsid, which
 // takes the fork path under 'auto' anyway; normalize.ts refuses a forced 'posix_spawn'.)
 bool UsesForkPath(const LaunchSpec &spec) {
+  if (spec.launcher != LauncherChoice::Auto) return spec.launcher == LauncherChoice::Fork;
   bool needsFork = spec.deathSignal || spec.setsid || !spec.rlimits.empty() || spec.hasUid || spec.hasGid ||
                    spec.hasGroups || spec.hasUmask || !spec.cpus.empty() || spec.controllingTerminal;
-  return spec.launcher == LauncherChoice::Fork || (spec.launcher == LauncherChoice::Auto && needsFork);
+  // When the kernel reaps this process's children itself (SIGCHLD ignored), a posix_spawn child
+  // that exits at once can be gone before its pidfd is opened, and its status with it; the fork
+  // path's pidfd comes with the clone. So 'auto' takes the fork path then, whenever a pidfd is
+  // wanted (the result's launcher says so, also for a launch whose { path } opens failed).
+  return needsFork || (spec.wantPidfd && ChildrenAutoReaped());
 }
 
 Launched Launch(const LaunchSpec &spec) {
   Launched out;
-  // When the kernel reaps this process's children itself (SIGCHLD ignored), a posix_spawn child
-  // that exits at once can be gone before its pidfd is opened, and its status with it; the fork
-  // path's pidfd comes with the clone. So 'auto' takes the fork path then, whenever a pidfd is
-  // wanted (the result's launcher says so).
-  out.usedFork = UsesForkPath(spec) || (spec.launcher == LauncherChoice::Auto && spec.wantPidfd && ChildrenAutoReaped());
+  out.usedFork = UsesForkPath(spec);
   {
     ChildFds fds;
     FdGuard guard;  // the child's pipe ends and lifted fds: closed once the child has its copies

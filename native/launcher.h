@@ -115,8 +115,9 @@ struct Launched {
 // must have been opened already (spec.io[i].fd, see path-open.h); Launch does not close them.
 Launched Launch(const LaunchSpec &spec);
 
-// Whether Launch takes the fork path for this spec (asked for, or what posix_spawn cannot do is
-// asked for: the death signal, setsid, rlimits, credentials, umask, CPUs, a controlling terminal).
+// Whether Launch takes the fork path for this spec, now: asked for, or 'auto' and what posix_spawn
+// cannot do is asked for (the death signal, setsid, rlimits, credentials, umask, CPUs, a
+// controlling terminal), or 'auto' with a pidfd wanted while the kernel reaps children itself.
 bool UsesForkPath(const LaunchSpec &spec);
 
 // A running child as the code that signals it sees it.

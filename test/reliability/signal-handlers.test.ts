@@ -117,6 +117,33 @@ t.test('SIGCHLD ignored by someone else in the process', async t => {
   }
 })
 
+// The launcher a result names is the one its launch took, or, for a launch that never got that far
+// (a { path } target that could not be opened), the one it would have taken: with SIGCHLD ignored,
+// 'auto' takes the fork path wherever a pidfd is wanted (the test above), the failed open too.
+t.test("SIGCHLD ignored: a { path } open that failed names the launcher 'auto' would have taken", async t => {
+  const dir = tempDir(t)
+  const so = buildFixtureLibrary(dir, 'ignore-sigchld')
+  const missing = path.join(dir, 'no-such-dir', 'out')
+  type Row = [spawnError: string | null, launcher: string]
+  const out = runNodeScript<{ before: Row[], after: Row[] }>(`
+    const { spawnChild, spawnChildSync } = require(${PACKAGE})
+    ;(async () => {
+      // killOnExit off: nothing else asks for the fork path, so 'auto' takes posix_spawn.
+      const spec = { file: 'true', stdin: 'ignore', stdout: { path: ${JSON.stringify(missing)} }, stderr: 'ignore', killOnExit: false }
+      const runs = async () => [spawnChildSync(spec), await spawnChild(spec), spawnChildSync({ ...spec, stdout: 'ignore' }), await spawnChild({ ...spec, stdout: 'ignore' })]
+        .map(r => [r.spawnError && r.spawnError.code, r.launcher])
+      const before = await runs()
+      try { process.dlopen({ exports: {} }, ${JSON.stringify(so)}) } catch {}  // no addon: its constructor ran
+      const after = await runs()
+      console.log(JSON.stringify({ before, after }))
+    })()
+  `)
+  t.same(out.before, [['ENOENT', 'posix_spawn'], ['ENOENT', 'posix_spawn'], [null, 'posix_spawn'], [null, 'posix_spawn']],
+    "SIGCHLD handled: 'auto' takes posix_spawn, and a failed open says so")
+  t.same(out.after, [['ENOENT', 'fork'], ['ENOENT', 'fork'], [null, 'fork'], [null, 'fork']],
+    "SIGCHLD ignored: 'auto' takes the fork path, and a failed open names it too (sync and async)")
+})
+
 // For a node child whose posix_spawn children are gone before their pidfds are opened: the library
 // whose constructor ignores SIGCHLD (to dlopen), and the environment that preloads the shim, which
 // logs each child it saw gone to `log`.
