@@ -32,7 +32,7 @@ const onlyRows = option('--rows')?.split(',').map(Number) ?? [1, 2, 3, 4, 5, 6, 
 const CONFIG = quick
   ? {
       sizes: [{ label: '~50 MB', bytes: 0 }, { label: '1 GiB', bytes: GiB }],
-      spawn: { rounds: 10, batch: 10, batchMs: 20, warmup: { ops: 300, ms: 300 } },
+      spawn: { rounds: 10, batch: 10, batchMs: 20, warmup: { ops: 300, ms: 300 }, floorWarmup: 50 },
       throughput: { count: 1000, inFlight: 32, rounds: 2 },
       capture: { bytes: 256 * 1024 ** 2, label: '256 MiB', rounds: 2 },
       timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 10 },
@@ -49,7 +49,7 @@ const CONFIG = quick
       // 2.5 ms a spawn on a PVM guest, where a 1500 ms cap gave spawnChild some 600 warm-up runs
       // (in a loop there, the 1,200 spawns after 600 warm-up runs took 100-150 us more user CPU
       // each than after 3,000: V8 had not yet optimized the JS layer).
-      spawn: { rounds: 60, batch: 20, batchMs: 30, warmup: { ops: 1500, ms: 6000 } },
+      spawn: { rounds: 60, batch: 20, batchMs: 30, warmup: { ops: 1500, ms: 6000 }, floorWarmup: 50 },
       throughput: { count: 1000, inFlight: 32, rounds: 6 },
       capture: { bytes: GiB, label: '1 GiB', rounds: 5 },
       timeout: { children: 200, concurrency: 100, timeoutMs: 50, idleChildren: 20 },
@@ -193,7 +193,7 @@ try {
       `ratio: the median of the per-round ratios to the C floor, methods interleaved round by round in one process per size. ` +
       `stdio on /dev/null everywhere ('ignore'); tileharness's spec is that and nothing else, so it takes its default launch, the fork path ` +
       `('auto' with killOnExit). Before its rounds, each method in Node ran ${CONFIG.spawn.warmup.ops} times, or for ${CONFIG.spawn.warmup.ms} ms if that came first ` +
-      `(V8 optimizes a function only once it has run for a while: the harness's normalizeSpec after some 800 spawns), and each C floor a few times. ` +
+      `(V8 optimizes a function only once it has run for a while: the harness's normalizeSpec after some 800 spawns), and each C floor batch, a fresh process, first ran ${CONFIG.spawn.floorWarmup} untimed spawns of its own (\`floor -w\`: a process's first spawns are slower than its later ones). ` +
       `Spawns per round (fewer for a method whose batch would pass ${CONFIG.spawn.batchMs} ms): ${batches}.`
     if (onlyRows.includes(1)) {
       sections.push(`## 1. Spawn+wait of \`/bin/true\`, sync API\n\n` +

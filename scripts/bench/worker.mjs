@@ -48,8 +48,15 @@ function floorRun(n, argv, flags = []) {
   return out
 }
 
-/** A method for rounds(): a batch of n runs of /bin/true by the floor program with `flags`. */
-const floorBatch = flags => ({ batch: n => { const f = floorRun(n, [TRUE], flags); return { medianNs: f.medianNs, meanNs: f.totalNs / n, cpuNs: f.cpuNs } } })
+/**
+ * A method for rounds(): a batch of n runs of /bin/true by the floor program with `flags`, after
+ * params.floorWarmup untimed ones in the same process (floor -w): each batch is a fresh process,
+ * whose first spawns are slower than a process's later ones (floor.c says by how much), while the
+ * methods it is compared with run in a Node process that has been spawning for a while. Without
+ * it, on a host where the first spawns cost 3 ms and the later ones 2.2, the floor came out
+ * slower than every method in Node (row 1 0.86x).
+ */
+const floorBatch = flags => ({ batch: n => { const f = floorRun(n, [TRUE], [...flags, '-w', String(params.floorWarmup ?? 0)]); return { medianNs: f.medianNs, meanNs: f.totalNs / n, cpuNs: f.cpuNs } } })
 
 const check = (ok, what) => { if (!ok) throw new Error(`${what}: unexpected result`) }
 
