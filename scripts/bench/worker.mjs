@@ -14,7 +14,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { execa, execaSync } from 'execa'
 import { spawnChild, spawnChildSync, startChild } from '../../dist/index.js'
-import { median, mean } from '../../dist/bench/statistics.js'
+import { median, mean, mulberry32, quantile } from '../../dist/bench/statistics.js'
 import { native, rawNumbers, specNumbers } from '../../dist/spawn/native.js'
 import { normalizeSpec } from '../../dist/spawn/normalize.js'
 
@@ -75,13 +75,7 @@ const minimalAsync = () => new Promise(resolve => floorAddon.spawn(TRUE, status 
  * 6 / -23 / 42 µs, near the 31-59 µs the two differ by when they alternate alone.
  */
 function roundOrder(names, k) {
-  let state = (k + 1) * 0x9e3779b9
-  const random = () => {
-    state = (state + 0x6d2b79f5) | 0
-    let t = Math.imul(state ^ (state >>> 15), 1 | state)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
+  const random = mulberry32(k + 1)
   const order = [...names]
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1))
@@ -258,10 +252,17 @@ const TASKS = {
     // Besides the delays: the share of the wall the loop was busy (eventLoopUtilization), and for
     // a method, how long each start's call held the loop (the call, until it returned): where a
     // delay comes from the starts, and where from the machine (its CPUs busy with the children).
-    const summary = (h, count, wallMs, elu, holds = []) => {
-      const sorted = holds.sort((a, b) => a - b)
-      const at = p => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null)
-      return { count, wallMs, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max), busy: elu.utilization, holdP50: at(50), holdP99: at(99) }
+    // watch() starts both; what it returns stops them and gives the figures.
+    const watch = () => {
+      const h = monitorEventLoopDelay({ resolution: RESOLUTION })
+      h.enable()
+      const elu0 = performance.eventLoopUtilization()
+      return (count, wallMs, holds = []) => {
+        const busy = performance.eventLoopUtilization(elu0).utilization
+        h.disable()
+        const hold = q => (holds.length ? quantile(holds, q) : null)
+        return { count, wallMs, samples: h.count, p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max), busy, holdP50: hold(0.5), holdP99: hold(0.99) }
+      }
     }
     const paced = (start, holds) => new Promise((resolve, reject) => {
       queue.push(() => {
@@ -273,11 +274,9 @@ const TASKS = {
       if (queue.length === 1) setImmediate(drain)
     })
     const measure = async (count, start) => {
-      const h = monitorEventLoopDelay({ resolution: RESOLUTION })
       const holds = []
       let next = 0
-      h.enable()
-      const elu0 = performance.eventLoopUtilization()
+      const stop = watch()
       const t0 = process.hrtime.bigint()
       await Promise.all(Array.from({ length: params.inFlight }, async () => {
         while (next < count) {
@@ -285,19 +284,12 @@ const TASKS = {
           await paced(start, holds)
         }
       }))
-      const wallMs = nsSince(t0) / 1e6
-      const elu = performance.eventLoopUtilization(elu0)
-      h.disable()
-      return summary(h, count, wallMs, elu, holds)
+      return stop(count, nsSince(t0) / 1e6, holds)
     }
     const idle = async ms => {
-      const h = monitorEventLoopDelay({ resolution: RESOLUTION })
-      h.enable()
-      const elu0 = performance.eventLoopUtilization()
+      const stop = watch()
       await new Promise(resolve => setTimeout(resolve, ms))
-      const elu = performance.eventLoopUtilization(elu0)
-      h.disable()
-      return summary(h, 0, ms, elu)
+      return stop(0, ms)
     }
     const SLEEP = ['0.05']
     const th = () => spawnChild({ file: 'sleep', args: SLEEP, ...quiet }).then(r => check(r.exitCode === 0, 'spawnChild'))
@@ -311,17 +303,13 @@ const TASKS = {
       try {
         // Started, then held on its stdin until the histogram runs: its own launch is not counted.
         const xargs = startChild({ file: 'sh', args: ['-c', `read go; exec xargs -P ${params.inFlight} -n 1 sleep < "$0"`, list], stdin: 'pipe', stdout: 'ignore', stderr: 'pipe' })
-        const h = monitorEventLoopDelay({ resolution: RESOLUTION })
-        h.enable()
-        const elu0 = performance.eventLoopUtilization()
+        const stop = watch()
         const t0 = process.hrtime.bigint()
         xargs.stdin.end('go\n')
         const r = await xargs.result
-        const wallMs = nsSince(t0) / 1e6
-        const elu = performance.eventLoopUtilization(elu0)
-        h.disable()
+        const figures = stop(count, nsSince(t0) / 1e6)
         check(r.exitCode === 0, `xargs sleep: ${r.stderr}`)
-        return summary(h, count, wallMs, elu)
+        return figures
       } finally {
         fs.rmSync(list, { force: true })
       }
