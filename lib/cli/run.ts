@@ -132,6 +132,10 @@ export function resultJson(r: ChildResult): string {
 export async function runCommand(argv: string[]): Promise<number> {
   const { spec, usage, json } = parseRunArgs(argv)
   const child = startChild(spec)
+  // The result keeps the output (--json); the streams have no reader here, and a stream nobody
+  // reads stops the pipe once its buffer is full (the child would block on its next write).
+  child.stdout.resume()
+  child.stderr.resume()
   // Forward the signals a terminal or supervisor sends, and wait for the child, as timeout(1) does.
   const forward = (sig: NodeJS.Signals) => { child.kill(sig) }
   const forwarded: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']

@@ -80,6 +80,21 @@ t.test('--usage reports resource usage on stderr', async t => {
   t.match(report, /^tileharness: page faults \d+ minor, \d+ major; context switches \d+ voluntary, \d+ involuntary; fs \d+ in, \d+ out/m)
 })
 
+t.test('--json keeps all of a large output, on either stream, and the child is not held up', async t => {
+  // More than a pipe and a stream's buffer hold: a capture read only as fast as an unread stream
+  // was drained stopped at 16 KiB, and the child blocked on its next write until killed.
+  for (const [stream, redirect] of [['stdout', ''], ['stderr', ' >&2']] as const) {
+    for (const launcher of ['fork', 'posix_spawn']) {
+      const r = cli(['run', '--json', '--launcher', launcher, '--timeout', '30s', '--', 'sh', '-c', `head -c 3000000 /dev/zero${redirect}; echo done${redirect}`])
+      t.equal(r.exitCode, 0, `${stream}, ${launcher}: the child finished (${r.stderr.toString().trim() || 'no message'})`)
+      const result = JSON.parse(r.stdout.toString())
+      const bytes = Buffer.from(result[stream], 'base64')
+      t.same({ length: bytes.length, tail: bytes.subarray(-5).toString(), timedOut: result.timedOut, waitDelayExpired: result.waitDelayExpired },
+        { length: 3000005, tail: 'done\n', timedOut: false, waitDelayExpired: false }, `${stream}, ${launcher}: every byte kept`)
+    }
+  }
+})
+
 t.test('--json prints the whole result', async t => {
   const r = cli(['run', '--json', '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'])
   t.equal(r.exitCode, 3)
