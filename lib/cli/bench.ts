@@ -19,7 +19,7 @@ import { spawnFailureMessage } from '../spawn-failure.js'
 import { CHILD_OPTIONS, childSpecOf, defaultChildOptions, takeChildOption, type ChildOptions } from './child-options.js'
 import { combinations, parametersOf, substitute, type ParameterOption, type ParameterValues } from './bench-parameters.js'
 import { UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
-import { OutputRefused, errnoText, isStandardOutput, resolveOutput, writeOutput } from './output.js'
+import { OutputRefused, errnoText, fileIdentity, isStandardOutput, resolveOutput, writeOutput } from './output.js'
 import { HARNESS_FAILURE } from './status.js'
 
 export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --max-runs N] [--warmup 1] [--timeout 30s]
@@ -219,12 +219,26 @@ function readableInput(file: string, option: string): string | null {
   return file
 }
 
-/** --output's word, or a file opened (made if need be) once to see that the runs can write it. */
+/**
+ * --output's word, or a file opened once to see that the runs can write it. A file made for the
+ * check is removed again (the first run makes it): a command refused later leaves nothing behind.
+ */
 function commandOutput(where: string, option: string): string {
   if ((OUTPUT_WORDS as readonly string[]).includes(where)) return where
   if (where === '') throw new UsageError(`option ${option} needs null, pipe, inherit or a file name`)
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOCTTY } = fs.constants
   try {
-    fs.closeSync(fs.openSync(where, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOCTTY))
+    let made = true
+    let fd: number
+    try {
+      fd = fs.openSync(where, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      made = false // there already (or a symlink, which O_EXCL does not follow: opened as before)
+      fd = fs.openSync(where, O_WRONLY | O_CREAT | O_NOCTTY)
+    }
+    fs.closeSync(fd)
+    if (made) fs.rmSync(where, { force: true })
   } catch (error) {
     throw new UsageError(`${option}: cannot write '${where}': ${errnoText(error)}`)
   }
@@ -280,6 +294,21 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
   }
   const toStdout = Object.entries(o.outputs).filter(([, file]) => isStandardOutput(resolveOutput(file)))
   if (toStdout.length > 1) throw new UsageError(`${toStdout.map(([name]) => `--${name}`).join(' and ')} would all write to standard output`)
+  // One file under two options: a report renamed over the file the runs read or write, or over
+  // another report. (A --compare baseline is read whole before anything runs, so --json may
+  // replace it: comparing with the last report and keeping the new one.)
+  const files: Array<[string, string]> = []
+  if (o.input !== null) files.push(['--input', o.input])
+  if (!(OUTPUT_WORDS as readonly string[]).includes(o.output)) files.push(['--output', o.output])
+  for (const [name, file] of Object.entries(o.outputs)) files.push([`--${name}`, file])
+  const seen = new Map<string, [string, string]>()
+  for (const [option, file] of files) {
+    const identity = fileIdentity(file)
+    if (identity === null) continue
+    const earlier = seen.get(identity)
+    if (earlier !== undefined) throw new UsageError(`${earlier[0]} '${earlier[1]}' and ${option} '${file}' are the same file`)
+    seen.set(identity, [option, file])
+  }
   return o
 }
 

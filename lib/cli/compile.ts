@@ -14,7 +14,7 @@ import { ptxasOptionTokens } from '../cuda/ptxas-options.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
-import { OutputRefused, errnoText, isStandardOutput, resolveOutput, writeOutput } from './output.js'
+import { OutputRefused, errnoText, fileIdentity, isStandardOutput, resolveOutput, writeOutput } from './output.js'
 import { CONFIGURATION, COMPILE_FAILED } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
 
@@ -247,6 +247,11 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
   }
   if (toStdout && args.json) {
     say(`-o ${output} and --json would both write to standard output`)
+    return CONFIGURATION
+  }
+  // The object renamed over its own source would leave neither (as gcc refuses it).
+  if (args.input !== null && args.input !== '-' && fileIdentity(args.input) !== null && fileIdentity(args.input) === fileIdentity(output)) {
+    say(`input file '${args.input}' is the same as output file '${output}'`)
     return CONFIGURATION
   }
 

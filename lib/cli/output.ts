@@ -4,7 +4,8 @@
 //   -                               standard output
 //   a regular file, or no file yet  replaced atomically: a temp file in the same directory, then
 //                                   rename(2) over it, so a reader sees the old file or the new one
-//                                   (its permission bits are kept)
+//                                   (its permission bits are kept); a file this process may not
+//                                   write is refused, as a shell's `>` refuses it
 //   a symlink                       followed, link by link; its target is replaced atomically (or
 //                                   created), and the link stays a link
 //   a character device, a FIFO      written directly, never replaced: /dev/null stays a device
@@ -63,6 +64,27 @@ export function isStandardOutput(target: OutputTarget): boolean {
   return target.kind === 'stream' && target.fd === 1
 }
 
+/**
+ * What tells two names of one file apart, so that a command can refuse an output that is also an
+ * input, or two outputs that would replace each other: the device and inode of the regular file
+ * `file` names (through any symlinks), or, when there is none yet, the path an output would be
+ * made at. null for what is written in place or read as it comes, which two options may share
+ * (standard output, a device such as /dev/null, a FIFO).
+ */
+export function fileIdentity(file: string): string | null {
+  if (file === '-') return null
+  try {
+    const stat = statOf(file, fs.statSync)
+    if (stat !== null) return stat.isFile() ? `${stat.dev}:${stat.ino}` : null
+    const target = resolveOutput(file)
+    return target.kind === 'replace' ? `path:${target.path}` : null
+  } catch (error) {
+    // What cannot be looked at is refused by the check that reads or writes it.
+    if (error instanceof OutputRefused) return null
+    throw error
+  }
+}
+
 /** Writes `data` to `file` by the rules above, deciding again from what is there now. */
 export async function writeOutput(file: string, data: string | Uint8Array): Promise<void> {
   const target = resolveOutput(file)
@@ -94,12 +116,23 @@ function inPlace(file: string, stat: fs.Stats | null): OutputTarget {
   throw new OutputRefused('it is not a regular file, a character device or a FIFO')
 }
 
-/** A file replaced (or made) by a temp file and a rename in `dir`: the directory must take both. */
+/**
+ * A file replaced (or made) by a temp file and a rename in `dir`: the directory must take both,
+ * and a file already there must be one this process may write (a rename needs only the
+ * directory's permission; a file made read-only is kept, as `>` in a shell keeps it).
+ */
 function replace(file: string, dir: string, mode: number | null): OutputTarget {
   try {
     fs.accessSync(dir, fs.constants.W_OK)
   } catch (error) {
     throw new OutputRefused(`directory '${dir}': ${errnoText(error)}`)
+  }
+  if (mode !== null) {
+    try {
+      fs.accessSync(file, fs.constants.W_OK)
+    } catch (error) {
+      throw new OutputRefused(errnoText(error))
+    }
   }
   return { kind: 'replace', path: file, mode }
 }

@@ -7,6 +7,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { CLI_MAIN as MAIN, tempDir } from '../helpers.js'
+import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
 
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
   spawnChildSync({ file: process.execPath, args: [MAIN, 'bench', ...args], timeout: 120000, ...extra })
@@ -91,6 +92,66 @@ t.test('--runs-csv follows the output rules: standard output, refused before any
   t.equal(r.stderr.toString().split('\n')[0], `tileharness bench: --runs-csv: cannot write '${dir}': it is a directory`)
   r = cli(['-n', '1', '--runs-csv', '-', '--json', '-', 'true'])
   t.equal(r.stderr.toString().split('\n')[0], 'tileharness bench: --runs-csv and --json would all write to standard output')
+})
+
+t.test('one file under two options (a report over the input, the runs\' output or another report): exit 125, before any run, nothing touched', async t => {
+  const dir = tempDir(t)
+  const at = (name: string) => path.join(dir, name)
+  const ran = at('ran')
+  const command = `sh -c 'echo run >> "${ran}"; cat'`
+  fs.writeFileSync(at('in.txt'), 'precious input\n')
+  fs.symlinkSync('in.txt', at('link.txt'))
+  fs.writeFileSync(at('out.txt'), 'earlier output\n')
+  const rows: Array<[string[], string]> = [
+    [['--input', 'in.txt', '--output', 'in.txt'], "--input 'in.txt' and --output 'in.txt' are the same file"],
+    [['--input', 'in.txt', '--json', './in.txt'], "--input 'in.txt' and --json './in.txt' are the same file"],
+    [['--input', at('in.txt'), '--csv', 'link.txt'], `--input '${at('in.txt')}' and --csv 'link.txt' are the same file`],
+    [['--output', 'out.txt', '--markdown', 'out.txt'], "--output 'out.txt' and --markdown 'out.txt' are the same file"],
+    [['--json', 'new.txt', '--svg', 'new.txt'], "--json 'new.txt' and --svg 'new.txt' are the same file"],
+    [['--output', 'new.txt', '--runs-csv', 'new.txt'], "--output 'new.txt' and --runs-csv 'new.txt' are the same file"],
+  ]
+  for (const [options, message] of rows) {
+    const r = cli(['-n', '2', '--warmup', '0', ...options, command], { cwd: dir })
+    t.equal(r.exitCode, 125, `${options.join(' ')}: exit 125`)
+    t.equal(r.stderr.toString(), `tileharness bench: ${message}\nTry 'tileharness bench --help' for more information.\n`, `${options.join(' ')}: message`)
+  }
+  t.notOk(fs.existsSync(ran), 'no run was started')
+  t.equal(fs.readFileSync(at('in.txt'), 'utf8'), 'precious input\n', 'the input is kept')
+  t.equal(fs.readFileSync(at('out.txt'), 'utf8'), 'earlier output\n', 'the earlier output is kept')
+  t.same(fs.readdirSync(dir).sort(), ['in.txt', 'link.txt', 'out.txt'], 'nothing made (the --output check leaves no empty file)')
+
+  // What may be shared: a device, written in place; and a --compare baseline, read whole before
+  // the runs, which --json then replaces (compare with the last report, keep the new one).
+  let r = cli(['-n', '2', '--warmup', '0', '--json', '/dev/null', '--markdown', '/dev/null', '--output', '/dev/null', 'true'], { cwd: dir })
+  t.equal(r.exitCode, 0, `/dev/null three times (${r.stderr})`)
+  r = cli(['-n', '2', '--warmup', '0', '--json', 'base.json', 'true'], { cwd: dir })
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  const before = fs.readFileSync(at('base.json'), 'utf8')
+  r = cli(['-n', '2', '--warmup', '0', '--compare', 'base.json', '--threshold', '1000%', '--json', 'base.json', 'true'], { cwd: dir })
+  t.equal(r.exitCode, 0, `--compare and --json on one file (${r.stderr})`)
+  t.not(fs.readFileSync(at('base.json'), 'utf8'), before, 'the baseline replaced by the new report')
+})
+
+t.test('a report file this user may not write, in a directory it may: exit 125, before any run, the file kept (as nobody)', async t => {
+  const staged = stageForNobody(t)
+  if (typeof staged === 'string') return t.skip(staged)
+  const dir = tempDir(t)
+  fs.chmodSync(dir, 0o777) // a rename here would succeed: only the file's own mode says no
+  const ran = path.join(dir, 'ran')
+  const main = path.join(staged.root, 'dist/cli/main.js')
+  for (const option of ['--json', '--markdown', '--csv', '--runs-csv', '--svg']) {
+    const file = path.join(dir, `${option.slice(2)}.report`)
+    fs.writeFileSync(file, 'earlier report')
+    fs.chmodSync(file, 0o444)
+    const r = spawnChildSync({
+      file: staged.wrap[0], args: [...staged.wrap.slice(1), process.execPath, main, 'bench', '-n', '2', '--warmup', '0', option, file, `sh -c 'echo run >> ${ran}'`],
+      cwd: dir, env: nodeChildEnv(staged), timeout: 120000,
+    })
+    t.equal(r.exitCode, 125, `${option}: exit 125 (${r.stderr})`)
+    t.equal(r.stderr.toString().split('\n')[0], `tileharness bench: ${option}: cannot write '${file}': permission denied (EACCES)`)
+    t.equal(fs.readFileSync(file, 'utf8'), 'earlier report', `${option}: kept`)
+  }
+  t.notOk(fs.existsSync(ran), 'no run was started')
 })
 
 t.test('bad hyperfine options: the option named, exit 125, before any run', async t => {

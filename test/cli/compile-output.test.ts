@@ -153,6 +153,49 @@ t.test('-o in a directory this user cannot write: status 2 before ptxas starts (
   t.equal(fs.readFileSync(path.join(dir, 'old.o'), 'utf8'), 'previous build')
 })
 
+t.test('-o a file this user may not write, in a directory it may: refused, status 2, the file kept (as nobody)', async (t) => {
+  const staged = stageForNobody(t)
+  if (typeof staged === 'string') return t.skip(staged)
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  fs.chmodSync(dir, 0o777) // a rename here would succeed: only the file's own mode says no
+  fs.chmodSync(tools, 0o777)
+  const started = path.join(tools, 'started')
+  script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
+  const env = { ...nodeChildEnv(staged), PATH: `${tools}:${process.env.PATH}` }
+  const main = path.join(staged.root, 'dist/cli/main.js')
+  for (const [name, mode] of [['read-only.o', 0o444], ['root-only.o', 0o644]] as const) {
+    fs.writeFileSync(path.join(dir, name), 'previous build')
+    fs.chmodSync(path.join(dir, name), mode) // owned by root: nobody may not write either
+    const r = spawnChildSync({ file: staged.wrap[0], args: [...staged.wrap.slice(1), process.execPath, main, 'compile', '-o', name], cwd: dir, env, timeout: 60000 })
+    t.equal(r.exitCode, 2, `-o ${name}: status 2 (${r.stderr})`)
+    t.equal(r.stderr.toString(), lines(`cannot write '${name}': permission denied (EACCES)`))
+    t.equal(fs.readFileSync(path.join(dir, name), 'utf8'), 'previous build', `${name}: kept`)
+  }
+  t.notOk(fs.existsSync(started), 'ptxas never started')
+  t.same(files(dir), ['read-only.o', 'root-only.o'], 'no temp file')
+})
+
+t.test('-o the input itself, by any name: refused before ptxas starts, the source kept', async (t) => {
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  const started = path.join(tools, 'started')
+  script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
+  const source = '.version 9.0\n.target sm_100\n.address_size 64\n'
+  fs.writeFileSync(path.join(dir, 'k.ptx'), source)
+  fs.symlinkSync('k.ptx', path.join(dir, 'link.ptx'))
+  fs.linkSync(path.join(dir, 'k.ptx'), path.join(dir, 'hard.ptx'))
+  for (const [input, output] of [['k.ptx', 'k.ptx'], ['k.ptx', './k.ptx'], ['k.ptx', 'link.ptx'], ['link.ptx', 'hard.ptx'], [path.join(dir, 'k.ptx'), 'k.ptx']]) {
+    const r = cli(dir, [input, '-o', output], { env: { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` } })
+    t.equal(r.exitCode, 2, `${input} -o ${output}: status 2 (${r.err})`)
+    t.equal(r.err, lines(`input file '${input}' is the same as output file '${output}'`))
+  }
+  t.notOk(fs.existsSync(started), 'ptxas never started')
+  t.equal(fs.readFileSync(path.join(dir, 'k.ptx'), 'utf8'), source, 'the source is kept')
+  t.ok(fs.lstatSync(path.join(dir, 'link.ptx')).isSymbolicLink(), 'the link is still a link')
+  t.same(files(dir), ['hard.ptx', 'k.ptx', 'link.ptx'], 'nothing else made')
+})
+
 t.test('an output that changes while ptxas runs: decided again at the write; refused there, status 5', skipWithoutPtxas, async (t) => {
   const dir = tempDir(t)
   const tools = tempDir(t)
