@@ -1,6 +1,7 @@
 // Duration and size parsers shared by the CLI commands: `500ms`, `5s`, `2m`, `1h`; `512K`, `2G`.
 
 import { native } from '../spawn/native.js'
+import { MAX_DELAY_MS } from '../spawn/normalize.js'
 import { UsageError } from './options.js'
 
 const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60000, h: 3600000 }
@@ -10,7 +11,8 @@ export function parseDuration(text: string, what = 'duration'): number {
   const m = /^(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h)?$/.exec(text.trim())
   if (!m) throw new UsageError(`invalid ${what} '${text}' (use e.g. 500ms, 5s, 2m)`)
   const ms = Number(m[1]) * DURATION_MS[m[2] ?? 's']
-  if (!Number.isFinite(ms)) throw new UsageError(`invalid ${what} '${text}'`)
+  // Every duration here becomes a timer, and a timer goes no further.
+  if (!(ms <= MAX_DELAY_MS)) throw new UsageError(`invalid ${what} '${text}' (at most ${MAX_DELAY_MS}ms, about 24.8 days)`)
   return ms
 }
 
@@ -36,7 +38,11 @@ export function parseRlimit(text: string): [string, number | 'unlimited' | { sof
   const value = text.slice(eq + 1)
   const colon = value.indexOf(':')
   if (colon < 0) return [name, one(value)]
-  return [name, { soft: one(value.slice(0, colon)), hard: one(value.slice(colon + 1)) }]
+  const soft = one(value.slice(0, colon)), hard = one(value.slice(colon + 1))
+  if (hard !== 'unlimited' && (soft === 'unlimited' || soft > hard)) {
+    throw new UsageError(`invalid --rlimit '${text}' (the soft limit ${soft} is above the hard limit ${hard})`)
+  }
+  return [name, { soft, hard }]
 }
 
 /** A CPU list as taskset -c takes it: `1`, `0,2`, `0-3,6`; the CPUs, ascending, each below `limit`. */

@@ -11,7 +11,7 @@ import { KNOB_TYPES, KnobFileError, parseKnobFile, validateKnobFile } from '../.
 import { parseRunArgs } from '../../lib/cli/run.js'
 import { HelpRequested, UsageError } from '../../lib/cli/options.js'
 import { parseDuration, parseRlimit, parseSize } from '../../lib/cli/units.js'
-import { normalizeSpec } from '../../lib/spawn/normalize.js'
+import { MAX_DELAY_MS, normalizeSpec } from '../../lib/spawn/normalize.js'
 import { tempDir } from '../helpers.js'
 import { fuzz } from './budget.js'
 
@@ -132,9 +132,18 @@ t.test('CLI units', async t => {
       throw e
     }
   }
+  const refused = (f: () => unknown) => {
+    try {
+      f()
+      return false
+    } catch (e) {
+      if (e instanceof UsageError) return true
+      throw e
+    }
+  }
   await fuzz(t, 'parseDuration: a finite number >= 0 or a UsageError', fc.property(unitText, text => usageOnly(() => {
     const ms = parseDuration(text)
-    if (!(Number.isFinite(ms) && ms >= 0)) throw new Error(`parseDuration(${JSON.stringify(text)}) = ${ms}`)
+    if (!(Number.isFinite(ms) && ms >= 0 && ms <= MAX_DELAY_MS)) throw new Error(`parseDuration(${JSON.stringify(text)}) = ${ms}`)
   })), 4000)
   await fuzz(t, 'parseSize: a safe integer >= 0 or a UsageError', fc.property(unitText, text => usageOnly(() => {
     const n = parseSize(text)
@@ -143,7 +152,9 @@ t.test('CLI units', async t => {
   await fuzz(t, 'parseDuration and parseSize read back what they are given', fc.property(
     fc.nat({ max: 1e9 }), fc.constantFrom<[string, number]>(['ms', 1], ['s', 1000], ['', 1000], ['m', 60000], ['h', 3600000]),
     fc.nat({ max: 1 << 22 }), fc.constantFrom<[string, number]>(['', 1], ['K', 1024], ['k', 1024], ['M', 1024 ** 2], ['G', 1024 ** 3], ['KiB', 1024]),
-    (n, [du, df], s, [su, sf]) => parseDuration(`${n}${du}`) === n * df && parseSize(`${s}${su}`) === s * sf,
+    // A duration a timer cannot take is refused, not cut short.
+    (n, [du, df], s, [su, sf]) => (n * df <= MAX_DELAY_MS ? parseDuration(`${n}${du}`) === n * df : refused(() => parseDuration(`${n}${du}`))) &&
+      parseSize(`${s}${su}`) === s * sf,
   ), 2000)
   const limitValue = fc.oneof(unitText, fc.constantFrom('unlimited', 'infinity'))
   await fuzz(t, 'parseRlimit: [name, value] or a UsageError', fc.property(
@@ -152,7 +163,8 @@ t.test('CLI units', async t => {
     text => usageOnly(() => {
       const [name, value] = parseRlimit(text)
       const ok = (v: unknown) => v === 'unlimited' || (Number.isSafeInteger(v) && (v as number) >= 0)
-      if (typeof name !== 'string' || !(ok(value) || (typeof value === 'object' && ok(value.soft) && ok(value.hard)))) {
+      const ordered = (v: { soft: unknown; hard: unknown }) => v.hard === 'unlimited' || (v.soft !== 'unlimited' && (v.soft as number) <= (v.hard as number))
+      if (typeof name !== 'string' || !(ok(value) || (typeof value === 'object' && ok(value.soft) && ok(value.hard) && ordered(value)))) {
         throw new Error(`parseRlimit(${JSON.stringify(text)}) = ${JSON.stringify([name, value])}`)
       }
     })), 4000)
