@@ -185,18 +185,23 @@ class AsyncChild {
   // spawnChild never does, and its loop is not held up). Only a start is taken here: anything
   // else the report says is left for the loop to settle, which calls into JavaScript.
   pid_t AwaitPid() {
-    if (starting_ && !stashed_) {
-      int rc = PollReadableUntil(child_.reportR, startDeadlineNs_);
-      if (rc == 1 && ReadHelperReport(child_.reportR, stash_)) {
-        if (stash_.kind == TH_REPORT_STARTED) {
-          EndStart(1, &stash_);
-        } else {
-          stashed_ = true;  // settled from the loop, at once
-          uv_timer_start(&killTimer_, OnHelperSilent, 0, 0);
-        }
+    TakeStart(startDeadlineNs_);
+    return pid();
+  }
+
+  // The helper's first report, if it comes by deadlineNs (NowNs(): only if it is there now). A
+  // start is acted on here (EndStart); anything else is kept and settled from the loop, at once.
+  void TakeStart(double deadlineNs) {
+    if (!starting_ || stashed_) return;
+    int rc = PollReadableUntil(child_.reportR, deadlineNs);
+    if (rc == 1 && ReadHelperReport(child_.reportR, stash_)) {
+      if (stash_.kind == TH_REPORT_STARTED) {
+        EndStart(1, &stash_);
+      } else {
+        stashed_ = true;  // settled from the loop, at once
+        uv_timer_start(&killTimer_, OnHelperSilent, 0, 0);
       }
     }
-    return pid();
   }
 
   // kill(signal): the signal now, and SIGKILL after forceKillAfterDelay when it is gentler.
@@ -212,6 +217,11 @@ class AsyncChild {
       Finish();
       return true;
     }
+    // A measured child whose helper has reported while the loop was busy: the report is taken
+    // now, so that a target that has exited since is seen to have (kill() is then false, as for
+    // an unmeasured child), and one whose launch failed is not killed.
+    TakeStart(NowNs());
+    if (done_ || stashed_) return false;
     // A measured child whose target is not reported yet: its signals wait for it (the helper is
     // not theirs to get), and go in order the moment it is.
     if (starting_) {

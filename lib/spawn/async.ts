@@ -193,7 +193,10 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   // With a terminal, stream 1 is its master.
   const onData = streams && (terminal
     ? (_stream: 1 | 2, chunk: Buffer) => terminal.feed(chunk)
-    : (stream: 1 | 2, chunk: Buffer) => (stream === 1 ? streams.stdout : streams.stderr).push(chunk))
+    : (stream: 1 | 2, chunk: Buffer) => {
+      const readable = stream === 1 ? streams.stdout : streams.stderr
+      return readable.destroyed ? true : readable.push(chunk)
+    })
   let handle: NativeChildHandle | null = null
   const killSignal = normalized.native.killSignal
   // Set before the kill: a child still opening its { path } targets settles inside kill().
@@ -261,13 +264,29 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   }
 }
 
+/**
+ * startChild's stdout or stderr. Its read() asks the addon for more (`readMore`): push() returning
+ * false is the backpressure. Destroyed, it asks once more and takes no more chunks (onData then
+ * answers true), so the pipe is read on into the result and the child never blocks on a stream
+ * nobody reads any longer.
+ */
+function outputStream(readMore: () => void): Readable {
+  return new Readable({
+    read: readMore,
+    destroy(error, callback) {
+      readMore()
+      callback(error)
+    },
+  })
+}
+
 /** Starts a child and returns a handle: pid, result promise, kill(), and live output streams. */
 export function startChild(spec: ChildSpec): ChildProcess {
   const streams: Streams = {
     stdin: null,
     terminal: null,
-    stdout: new Readable({ read() { streams.resume?.(1) } }),
-    stderr: new Readable({ read() { streams.resume?.(2) } }),
+    stdout: outputStream(() => streams.resume?.(1)),
+    stderr: outputStream(() => streams.resume?.(2)),
   }
   const started = start(spec, streams)
   return {

@@ -73,6 +73,25 @@ t.test('streams see everything even past maxBuffer; the result is truncated and 
   t.equal(r.stdoutTruncated, true)
 })
 
+t.test('a stream destroyed mid-flight or at once: the pipe is read on into the result, the child never blocks', t => eachPath(t, '', async (t, path) => {
+  // 1 MB, far past a pipe and a stream's buffer: a pipe left unread after the stream went would
+  // hold the child on its next write for ever (no deadline here, only the test's own timeout).
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const redirect = stream === 'stderr' ? ' >&2' : ''
+    const child = starter(path)({ file: 'sh', args: ['-c', `head -c 1000000 /dev/zero${redirect}; echo done${redirect}`] })
+    let seen = 0
+    child[stream].on('data', (c: Buffer) => { seen += c.length; child[stream].destroy() })
+    const r = await child.result
+    t.same({ exitCode: r.exitCode, signal: r.signal, length: r[stream].length, tail: r[stream].subarray(-5).toString() },
+      { exitCode: 0, signal: null, length: 1000005, tail: 'done\n' }, `${stream} destroyed after its first chunk: the child finished, the result has every byte`)
+    t.ok(seen > 0 && seen < 1000005, `${stream}: the stream saw only what came before it was destroyed (${seen} bytes)`)
+  }
+  // Destroyed before anything came, with nothing attached.
+  const early = starter(path)({ file: 'sh', args: ['-c', 'head -c 1000000 /dev/zero; echo done'] })
+  early.stdout.destroy()
+  t.equal((await early.result).stdout.length, 1000005, 'destroyed at once: every byte in the result')
+}))
+
 t.test('kill(): default signal, named signal, false once ended', t => eachPath(t, '', async (t, path) => {
   const start = starter(path)
   const a = start({ file: 'sleep', args: ['100'] })

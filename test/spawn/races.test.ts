@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { APIS, LAUNCHERS, MEASURE, REPO_ROOT, eachPath, eventually, processState } from '../helpers.js'
+import { APIS, LAUNCHERS, MEASURE, REPO_ROOT, eachPath, eventually, processState, tempDir } from '../helpers.js'
 
 /**
  * Busy-waits on this thread, so the event loop cannot run (and nothing can reap the child), until
@@ -86,6 +86,34 @@ t.test('kill() and abort after the child exited kill nothing', async t => {
     controller.abort()
     const a = await aborted.result
     t.same({ exitCode: a.exitCode, aborted: a.aborted, diagnostic: a.diagnostic }, { exitCode: 0, aborted: false, diagnostic: '' }, `${label}: an abort after the exit is not an abort`)
+  }
+})
+
+t.test("kill() and abort of a measured child whose helper reported while the loop was busy, its pid never asked: the exit is seen, nothing killed", async t => {
+  // child.pid would take the helper's report (AwaitPid); here only kill() or the abort can. The
+  // target writes its pid to a file, so the test can see it gone (reaped by its helper) while
+  // the loop stays blocked; the report has been waiting in its pipe all along.
+  const dir = tempDir(t)
+  for (const launcher of LAUNCHERS) {
+    for (const how of ['kill', 'abort'] as const) {
+      const file = path.join(dir, `${launcher}-${how}`)
+      const controller = new AbortController()
+      const child = startChild({ file: 'sh', args: ['-c', 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0"; exit 3', file], measure: true, launcher, signal: controller.signal })
+      let target = 0
+      const start = Date.now()
+      while (Date.now() - start < 30000) {
+        if (target === 0 && fs.existsSync(file)) target = Number(fs.readFileSync(file, 'utf8'))
+        if (target > 0 && processState(target) === 'gone') break
+      }
+      t.ok(target > 0 && processState(target) === 'gone', `${launcher}: the target ran and is gone, the loop blocked all along`)
+      let killed: boolean | undefined
+      if (how === 'kill') killed = child.kill('SIGKILL')
+      else controller.abort()
+      const r = await child.result
+      if (how === 'kill') t.equal(killed, false, `${launcher}: kill() of an exited target is false`)
+      t.same({ exitCode: r.exitCode, signal: r.signal, aborted: r.aborted, diagnostic: r.diagnostic, pid: r.pid },
+        { exitCode: 3, signal: null, aborted: false, diagnostic: '', pid: target }, `${launcher} ${how}: an exit, not a kill or an abort`)
+    }
   }
 })
 
