@@ -388,13 +388,18 @@ export function normalizeSignal(field: string, value: unknown, fallback: number)
 
 export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'): NormalizedSpec {
   if (given === null || typeof given !== 'object' || Array.isArray(given)) throw invalidType('spec', 'an object', given)
-  let nulls = false
+  // Every field is read once, here, into a plain object that the checks below and the launch
+  // both read: a getter or Proxy answering differently on each read cannot slip a value past its
+  // check. Only the spec's own fields count, as the key check sees them: a field inherited from a
+  // polluted Object.prototype is never an option.
+  const fields: Record<string, unknown> = Object.create(null)
   for (const key of Object.keys(given)) {
     if (!KNOWN_KEYS.has(key)) throw invalidValue(`spec.${key}`, 'is not a known option')
-    if ((given as unknown as Record<string, unknown>)[key] === null && key !== 'file') nulls = true
+    const value = (given as unknown as Record<string, unknown>)[key]
+    // null is "not given", as Node's options have it (file excepted: it has no default).
+    if (value !== null || key === 'file') fields[key] = value
   }
-  // null is "not given", as Node's options have it (file excepted: it has no default).
-  const spec: ChildSpec = nulls ? Object.fromEntries(Object.entries(given).filter(([key, v]) => v !== null || key === 'file')) as ChildSpec : given
+  const spec = fields as unknown as ChildSpec
   const file = pathString('file', spec.file)
   if (file === '') throw invalidValue('file', 'must not be empty')
 

@@ -98,6 +98,47 @@ for (const [api, call] of [['spawnChildSync', spawnChildSync], ['startChild', st
   for (const [name, spec, type, code] of rows) t.throws(() => call(spec as ChildSpec), { name: type, code }, name)
 })
 
+t.test('each field is read once: a getter that changes its answer cannot slip past its check', async t => {
+  for (const [api, run] of APIS) {
+    // A getter per field that counts its reads, good on the first and bad on every later one: the
+    // value checked must be the value used.
+    const reads: Record<string, number> = {}
+    const spec = {} as Record<string, unknown>
+    const fields: Record<string, [unknown, unknown]> = {
+      file: ['cat', 42], input: [Buffer.from('in'), null], maxBuffer: [100, -1], timeout: [60000, NaN],
+      args: [[], 'x'], env: [{ PATH: process.env.PATH! }, 7], killSignal: ['SIGTERM', 'SIGNOPE'], waitDelay: [100, -5],
+    }
+    for (const [key, [good, bad]] of Object.entries(fields)) {
+      Object.defineProperty(spec, key, { enumerable: true, get() { reads[key] = (reads[key] ?? 0) + 1; return reads[key] === 1 ? good : bad } })
+    }
+    const r = await run(spec as unknown as ChildSpec)
+    t.equal(r.stdout.toString(), 'in', `${api}: ran with the values first read`)
+    t.same(reads, Object.fromEntries(Object.keys(fields).map(key => [key, 1])), `${api}: every field read once`)
+    // Bad on the first read: that value's typed error, naming it.
+    let n = 0
+    const flip = Object.defineProperty({ file: 'true' }, 'maxBuffer', { enumerable: true, get: () => (n++ === 0 ? -1 : 5) })
+    await t.rejects(run(flip as ChildSpec), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: /^maxBuffer .*\(received number -1\)/ }, `${api}: the value read is the one refused`)
+  }
+})
+
+t.test("a spec's own fields only: options inherited from a polluted Object.prototype are never read", async t => {
+  const polluted = { cwd: '/nonexistent', env: { POLLUTED: '1' }, setsid: 'yes', shell: true, timeout: -1, stdout: 'inherit', input: 'x' }
+  const proto = Object.prototype as unknown as Record<string, unknown>
+  // Polluted only while the runs are made; asserted on once it is clean again.
+  const seen: Array<[string, unknown]> = []
+  Object.assign(proto, polluted)
+  try {
+    for (const [api, run] of APIS) {
+      const r = await run({ file: 'sh', args: ['-c', 'pwd; echo "[$POLLUTED]"'], cwd: '/' })
+      seen.push([api, { stdout: r.stdout.toString(), spawnError: r.spawnError }])
+    }
+  } finally {
+    for (const key of Object.keys(polluted)) delete proto[key]
+  }
+  t.equal(seen.length, APIS.length)
+  for (const [api, got] of seen) t.same(got, { stdout: '/\n[]\n', spawnError: null }, `${api}: ran as its own fields say`)
+})
+
 t.test('spawnChildSync refuses an AbortSignal', async t => {
   t.throws(() => spawnChildSync({ file: 'true', signal: new AbortController().signal }), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: /^signal is for spawnChild/ })
 })
