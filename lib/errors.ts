@@ -139,9 +139,16 @@ export function requireAbortSignal(field: string, value: unknown): AbortSignal |
 /** A timeout in whole milliseconds, as the tools' adapters take it: 0 = none. */
 export function requireTimeout(value: unknown): number {
   if (typeof value !== 'number') throw invalidType('timeout', 'a number of milliseconds', value)
-  if (!Number.isInteger(value) || value < 0) throw outOfRange('timeout', 'an integer >= 0 (0 = no timeout)', value)
+  if (!Number.isInteger(value) || value < 0 || value > MAX_DELAY_MS) throw outOfRange('timeout', `an integer from 0 to ${MAX_DELAY_MS} (0 = no timeout)`, value)
   return value
 }
+
+/**
+ * The longest delay a timeout, forceKillAfterDelay or graceTimeout may ask for: 2^31-1 ms (about
+ * 24.8 days), Node's own ceiling for timers and child_process timeouts. Longer is refused rather
+ * than silently shortened (or, as a wrapped-around timer, fired at once).
+ */
+export const MAX_DELAY_MS = 2 ** 31 - 1
 
 // Not an argument error: the text of a system call's failure, for the messages that report one.
 

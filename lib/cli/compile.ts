@@ -223,7 +223,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     // The example is built for the target, so the target is checked first (the input is ours and
     // always PTX, so this is the order Program.create would report in anyway).
     try {
-      checkGpuTargets(targets, args.allowAnyTarget)
+      checkGpuTargets(targets, args.allowAnyTarget, { timeout: args.timeout })
     } catch (error) {
       return failed(error as ProgramError, args.json)
     }

@@ -175,8 +175,15 @@ function descriptor(fd: number, file: string): OutputTarget {
   return { kind: 'descriptor', fd }
 }
 
+/** The longest file name (one path component) Linux file systems take, in bytes. */
+const NAME_MAX = 255
+
 function replaceAtomically(file: string, data: string | Uint8Array, mode: number | null): void {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
+  // Named after the file when that fits: a name near NAME_MAX is a legal output, its temp file's
+  // name must be one too.
+  const suffix = `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
+  const named = `.${path.basename(file)}${suffix}`
+  const temp = path.join(path.dirname(file), Buffer.byteLength(named) <= NAME_MAX ? named : `.tileharness${suffix}`)
   try {
     const fd = fs.openSync(temp, 'wx', 0o666)
     try {

@@ -45,7 +45,7 @@ export interface ProbePtxasOptions {
   ptxas?: string
   /** Environment for the PATH search and the children; default process.env. */
   env?: Env
-  /** Per child, ms; default 60000. */
+  /** For the whole probe (its three questions), ms; default 60000. */
   timeout?: number
 }
 
@@ -84,6 +84,9 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
   const cached = cache.get(key)
   if (cached !== undefined) return cached
 
+  // One budget for the three questions. Each runs on the default launch, whose death signal
+  // takes the child with this process if it is killed meanwhile (a ^C during a probe).
+  const deadline = timeout > 0 ? performance.now() + timeout : 0
   const ask = (flag: string): string => {
     const result = spawnChildSync({
       file: path,
@@ -93,8 +96,7 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
       stdin: 'closed',
       stdout: 'pipe',
       stderr: 'pipe',
-      timeout,
-      launcher: 'posix_spawn',
+      timeout: deadline > 0 ? Math.max(1, Math.ceil(deadline - performance.now())) : 0,
     })
     if (result.exitCode !== 0) throw new PtxasProbeError(path, flag, result)
     return result.stdout.toString('utf8')

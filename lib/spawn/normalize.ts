@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
-import { badFd, incompatible, invalidType, invalidValue, outOfRange } from '../errors.js'
+import { MAX_DELAY_MS, badFd, incompatible, invalidType, invalidValue, outOfRange } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { signalNumber, signalName } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
@@ -128,12 +128,8 @@ function pathString(field: string, value: unknown): string {
   return cString(field, value)
 }
 
-/**
- * The longest delay a timeout, forceKillAfterDelay or graceTimeout may ask for: 2^31-1 ms (about
- * 24.8 days), Node's own ceiling for timers and child_process timeouts. Longer is refused rather
- * than silently shortened (or, as a wrapped-around timer, fired at once).
- */
-export const MAX_DELAY_MS = 2 ** 31 - 1
+/** The longest delay a timeout, forceKillAfterDelay or graceTimeout may ask for (../errors.ts). */
+export { MAX_DELAY_MS }
 
 function delayMs(field: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback

@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild } from '../../lib/index.js'
 import { ET_REL } from '../../lib/elf/index.js'
-import { script, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, eventually, processState, script, tempDir } from '../helpers.js'
 import { skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
 import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
 import { ENV_WITHOUT_ROOTS, cli, lines, files } from './compile-helpers.js'
@@ -194,6 +194,51 @@ t.test('-o the input itself, by any name: refused before ptxas starts, the sourc
   t.equal(fs.readFileSync(path.join(dir, 'k.ptx'), 'utf8'), source, 'the source is kept')
   t.ok(fs.lstatSync(path.join(dir, 'link.ptx')).isSymbolicLink(), 'the link is still a link')
   t.same(files(dir), ['hard.ptx', 'k.ptx', 'link.ptx'], 'nothing else made')
+})
+
+t.test('-o a name at the file system\'s limit (255 bytes): written, its temp file named to fit', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  for (const name of ['y'.repeat(253) + '.o', 'é'.repeat(126) + '.o']) {
+    t.equal(Buffer.byteLength(name), name.startsWith('y') ? 255 : 254)
+    const r = cli(dir, ['-o', name])
+    t.equal(r.exitCode, 0, `${Buffer.byteLength(name)} bytes: status 0 (${r.err})`)
+    t.equal(fs.readFileSync(path.join(dir, name)).readUInt16LE(16), ET_REL, 'the object is there')
+  }
+  t.same(files(dir).length, 2, 'no temp file left')
+})
+
+t.test('the ptxas probe (an a/f target, --ptxas-options) is bounded by --timeout, and a ^C during it leaves no ptxas', async (t) => {
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  // A ptxas that never answers: it records each question's pid and waits for ever.
+  script(tools, 'ptxas', `#!/bin/sh\necho $$ >> '${path.join(tools, 'pids')}'\nexec sleep 1000\n`)
+  fs.writeFileSync(path.join(dir, 'k.ptx'), '.version 9.0\n.target sm_100a\n.address_size 64\n')
+  const env = { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` }
+  const pids = () => (fs.existsSync(path.join(tools, 'pids')) ? fs.readFileSync(path.join(tools, 'pids'), 'utf8').trim().split('\n').map(Number) : [])
+  // Unbounded, the probe asks three questions at 60 s each: the 45 s here would run out first.
+  for (const args of [['--gpu-name', 'sm_100a'], ['--ptxas-options', '-v']]) {
+    const r = cli(dir, ['k.ptx', '-o', 'k.o', '--timeout', '300ms', ...args], { env, timeout: 45000 })
+    t.equal(r.timedOut, false, `${args.join(' ')}: over long before the 60 s a question would wait unbounded`)
+    t.equal(r.exitCode, 5, `${args.join(' ')}: status 5 (${r.err})`)
+    t.match(r.err, /Child timed out/, 'the compile itself timed out, after the probe gave up')
+  }
+  t.ok(await eventually(() => pids().every(pid => processState(pid) !== 'alive')), 'every ptxas it started is gone')
+
+  // ^C while the probe waits: the compile's own handler is not set yet, so the command dies of
+  // it, and the probe's child goes with it (its death signal). (Not with this process's
+  // NODE_OPTIONS: tap's hooks there catch SIGINT in JavaScript, which cannot run during the probe.)
+  fs.rmSync(path.join(tools, 'pids'))
+  const child = startChild({
+    file: process.execPath, args: [MAIN, 'compile', 'k.ptx', '-o', 'k.o', '--ptxas-options', '-v'], cwd: dir,
+    env: { ...nodeChildEnv(), PATH: `${tools}:${process.env.PATH}` }, stdout: 'ignore', stderr: 'ignore', timeout: 45000,
+  })
+  t.ok(await eventually(() => pids().length === 1), 'the probe asked its first question')
+  const [asked] = pids()
+  child.kill('SIGINT')
+  t.equal((await child.result).signal, 'SIGINT', 'the command died of the ^C')
+  t.ok(await eventually(() => processState(asked) !== 'alive'), 'the ptxas it was asking is gone')
+  t.same(pids(), [asked], 'and no other question was asked')
+  t.notOk(fs.existsSync(path.join(dir, 'k.o')), 'no output')
 })
 
 t.test('an output that changes while ptxas runs: decided again at the write; refused there, status 5', skipWithoutPtxas, async (t) => {

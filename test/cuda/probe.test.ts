@@ -140,6 +140,7 @@ t.test('probePtxas: none found, and one that does not answer', async (t) => {
   t.throws(() => probePtxas({ ptxas: broken }), { message: `${broken} --version failed: exit status 255` })
   t.throws(() => probePtxas({ ptxas: '' }), { code: 'ERR_INVALID_ARG_VALUE', field: 'ptxas' })
   t.throws(() => probePtxas({ timeout: -5 }), { code: 'ERR_OUT_OF_RANGE', field: 'timeout' })
+  t.throws(() => probePtxas({ timeout: 2 ** 31 }), { code: 'ERR_OUT_OF_RANGE', field: 'timeout', message: /from 0 to 2147483647/ })
 })
 
 function readFileLines(path: string): number {

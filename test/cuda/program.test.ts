@@ -220,6 +220,8 @@ t.test('create: fields the contract does not check are programming errors (TypeE
     ['sanitize threadsteer', { ...BASE, sanitize: 'threadsteer' }, 'ERR_INVALID_ARG_VALUE', 'sanitize'],
     ['dumpSassCommand not a string', { ...BASE, dumpSassCommand: 42 }, 'ERR_INVALID_ARG_TYPE', 'dumpSassCommand'],
     ['timeout negative', { ...BASE, timeout: -1 }, 'ERR_OUT_OF_RANGE', 'timeout'],
+    ['timeout past a timer (2^31 ms)', { ...BASE, timeout: 2 ** 31 }, 'ERR_OUT_OF_RANGE', 'timeout'],
+    ['timeout a safe integer far past it', { ...BASE, timeout: Number.MAX_SAFE_INTEGER }, 'ERR_OUT_OF_RANGE', 'timeout'],
     ['name not a C identifier', { ...BASE, name: 'my-kernel' }, 'ERR_INVALID_ARG_VALUE', 'name'],
     ['onDiagnostic not a function', { ...BASE, onDiagnostic: 'stderr' }, 'ERR_INVALID_ARG_TYPE', 'onDiagnostic'],
     ['env not an object', { ...BASE, env: 'PATH=/bin' }, 'ERR_INVALID_ARG_TYPE', 'env'],

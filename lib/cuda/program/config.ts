@@ -140,6 +140,8 @@ export function checkGpuTargets(gpuName: unknown, allowAnyTarget = false, where:
 export interface PtxasLocation {
   ptxas?: string | undefined
   env?: Env | undefined
+  /** The most its probe may take, ms (the compile's own timeout): default, and at most, 60 s. */
+  timeout?: number | undefined
 }
 
 /**
@@ -172,10 +174,25 @@ export function variantTargets(where: PtxasLocation = {}): readonly string[] {
   return (listed.length > 0 ? listed : gpuNames()).filter((name) => VARIANT_GPU_NAME.test(name))
 }
 
+/** The default time a ptxas probe may take; a compile's timeout, when shorter, bounds it. */
+const PROBE_TIMEOUT_MS = 60_000
+
+/**
+ * The probe's budget from a compile's timeout as given: a valid shorter one bounds it; anything
+ * else leaves the default (create's own check reports a bad timeout, in its order).
+ */
+function probeTimeout(timeout: unknown): number {
+  return typeof timeout === 'number' && Number.isInteger(timeout) && timeout > 0 && timeout < PROBE_TIMEOUT_MS ? timeout : PROBE_TIMEOUT_MS
+}
+
 /** The probe of the ptxas at `where` (cached per binary), or null when there is none that answers. */
 function answeringPtxas(where: PtxasLocation): PtxasProbe | null {
   try {
-    return probePtxas({ ...(where.ptxas === undefined ? {} : { ptxas: where.ptxas }), ...(where.env === undefined ? {} : { env: where.env }) })
+    return probePtxas({
+      ...(where.ptxas === undefined ? {} : { ptxas: where.ptxas }),
+      ...(where.env === undefined ? {} : { env: where.env }),
+      timeout: probeTimeout(where.timeout),
+    })
   } catch (error) {
     // A ptxas that does not answer, or a bad ptxas/env, which create's own checks report.
     if (error instanceof PtxasProbeError || String((error as { code?: unknown }).code).startsWith('ERR_INVALID_ARG')) return null
@@ -192,7 +209,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   requireObject('config', config)
   if (config.input === null || config.input === undefined) throw new ProgramError('INPUT_BUFFER_NULL')
   const ptx = probePtxText(config.input)
-  const gpuNames = checkGpuTargets(config.gpuName, config.allowAnyTarget === true, { ptxas: config.ptxas, env: config.env })
+  const gpuNames = checkGpuTargets(config.gpuName, config.allowAnyTarget === true, { ptxas: config.ptxas, env: config.env, timeout: config.timeout })
   const optLevel = config.optLevel ?? DEFAULT_OPT_LEVEL
   if (typeof optLevel !== 'number' || !Number.isInteger(optLevel) || optLevel < 0 || optLevel > MAX_OPT_LEVEL) {
     throw new ProgramError('INVALID_OPT_LEVEL', { reason: `optLevel must be an integer from 0 to ${MAX_OPT_LEVEL} (got ${String(optLevel)})` })
@@ -232,7 +249,7 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   if (config.tempRoot !== undefined) requireString('tempRoot', config.tempRoot)
   const inputName = requireNoNul('inputName', requireString('inputName', config.inputName ?? PTXAS_ARGV_INPUT))
   const ptxasOptions = config.ptxasOptions === undefined ? [] : ptxasOptionTokens('ptxasOptions', config.ptxasOptions)
-  if (ptxasOptions.length > 0) checkPtxasOptions('ptxasOptions', ptxasOptions, answeringPtxas({ ptxas: config.ptxas, env: config.env }))
+  if (ptxasOptions.length > 0) checkPtxasOptions('ptxasOptions', ptxasOptions, answeringPtxas({ ptxas: config.ptxas, env: config.env, timeout }))
   return {
     ptx,
     resolved: {
