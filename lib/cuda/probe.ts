@@ -35,7 +35,7 @@ export interface PtxasProbe {
   /**
    * Whether this ptxas knows an option: '--name' is looked up among long names and '-x' among
    * short ones, as ptxas parses them; a bare 'name' matches either; '=value' is ignored, and so
-   * is a value glued to a one-letter short option that takes one ('-O3', '-m64').
+   * is a value glued to the one-letter options ptxas takes so ('-O3', '-m64': GLUED_SHORTS).
    */
   accepts(option: string): boolean
 }
@@ -154,10 +154,17 @@ export function parsePtxasVersionList(text: string): string[] {
   return text.split('\n').map((l) => l.trim()).filter((l) => /^\d+\.\d+$/.test(l))
 }
 
+/**
+ * The one-letter options ptxas takes with their value glued on: -O3 and -m64 parse, while -evadd
+ * and -ox.cubin are "Unknown option" (ptxas 13.0, measured); -entry=vadd and -opt-level=1 are
+ * unknown too, never -e or -o with a value.
+ */
+const GLUED_SHORTS: ReadonlySet<string> = new Set(['-O', '-m'])
+
 export function makeProbe(fields: Omit<PtxasProbe, 'accepts' | 'gpuNames'> & { gpuNames?: readonly string[] }): PtxasProbe {
   const longs = new Set(fields.options.map((o) => o.long.slice(2)))
   const shorts = new Set(fields.options.map((o) => o.short.slice(1)))
-  const gluable = new Set(fields.options.filter((o) => o.argument !== null && o.short.length === 2).map((o) => o.short[1]))
+  const gluable = new Set(fields.options.filter((o) => o.argument !== null && GLUED_SHORTS.has(o.short)).map((o) => o.short[1]))
   return Object.freeze({
     ...fields,
     options: Object.freeze(fields.options.map((o) => Object.freeze({ ...o }))),

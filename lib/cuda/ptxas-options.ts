@@ -71,9 +71,12 @@ export function checkPtxasOptions(field: string, tokens: readonly string[], prob
   return tokens
 }
 
-/** `-O3`, `-ofile.cubin`: a value glued to an owned one-letter option that takes one. */
+/**
+ * `-O3`: a value glued to the owned option ptxas takes so. (Not -o: ptxas reads `-ofile.cubin`,
+ * like `-opt-level=1`, as an unknown option of that name, not as -o with a value.)
+ */
 function gluedOwned(name: string): (typeof OWNED)[number] | undefined {
-  return OWNED.find(([, short]) => (short === '-O' || short === '-o') && name.startsWith(short) && name.length > 2)
+  return OWNED.find(([, short]) => short === '-O' && name.startsWith(short) && name.length > 2)
 }
 
 function findOption(probe: PtxasProbe, name: string): PtxasOption | undefined {

@@ -76,6 +76,12 @@ t.test('probePtxas on the real ptxas: version, options, ISA list', skipWithoutPt
     ['-ias', true],
     ['--opt-level=3', true],
     ['-O3', true],
+    ['-m64', true],
+    ['-e', true],
+    ['-evadd', false], // ptxas 13.0: "Unknown option 'evadd'": only -O and -m take a glued value
+    ['-entry=vadd', false],
+    ['-ox.cubin', false],
+    ['-opt-level=1', false],
     ['-arch', true],
     ['--gpu-name', true],
     ['--arch', false], // ptxas: "Unknown option '-arch'" for --arch

@@ -10,6 +10,9 @@ const EXCERPT = makeProbe({
   path: '/opt/cuda/bin/ptxas', version: '13.0.88', release: '13.0', versionText: '', ptxIsaVersions: ['9.0'],
   options: parsePtxasHelp([
     '--compile-only                                      (-c)',
+    '--entry <entry function>,...                        (-e)',
+    '--machine <bits>                                    (-m)',
+    '--output-file <file>                                (-o)',
     '--gpu-name <gpu name>                               (-arch)',
     '--maxrregcount <archmax/archmin/N>                  (-maxrregcount)',
     '--opt-level <N>                                     (-O)',
@@ -33,7 +36,14 @@ const rows: Row[] = [
   ['the target, long', ['--gpu-name=sm_90'], 'has "--gpu-name=sm_90", an option tileharness sets itself: use gpuName (--gpu-name)'],
   ['the opt level, glued', ['-O2'], 'has "-O2", an option tileharness sets itself: use optLevel (-O)'],
   ['the output', ['-o', 'x.cubin'], 'has "-o", an option tileharness sets itself: use the output (tileharness reads the cubin from ptxas\'s stdout)'],
-  ['the output, glued', ['-ox.cubin'], 'has "-ox.cubin", an option tileharness sets itself: use the output (tileharness reads the cubin from ptxas\'s stdout)'],
+  // ptxas 13.0 takes a glued value only after -O and -m: -ox.cubin, -opt-level=1 and -entry=vadd
+  // are options of those names to it ("Unknown option"), so they are no option of its here either.
+  ['the output, glued (no ptxas spelling)', ['-ox.cubin'], 'has "-ox.cubin", which is not an option of /opt/cuda/bin/ptxas (ptxas 13.0.88); see ptxas --help'],
+  ['the opt level, one dash (no ptxas spelling)', ['-opt-level=1'], 'has "-opt-level=1", which is not an option of /opt/cuda/bin/ptxas (ptxas 13.0.88); see ptxas --help'],
+  ['the entry, one dash (no ptxas spelling)', ['-entry=vadd'], 'has "-entry=vadd", which is not an option of /opt/cuda/bin/ptxas (ptxas 13.0.88); see ptxas --help'],
+  ['the entry, glued (no ptxas spelling)', ['-evadd'], 'has "-evadd", which is not an option of /opt/cuda/bin/ptxas (ptxas 13.0.88); see ptxas --help'],
+  ['the entry with its value', ['-e', 'vadd'], null],
+  ['the machine, glued', ['-m64'], null],
   ['relocatable', ['-c'], 'has "-c", an option tileharness sets itself: use relocatable (--relocatable-device-code, -c)'],
   ['debug', ['-g'], 'has "-g", an option tileharness sets itself: use deviceDebug (--device-debug)'],
   ['an options file', ['-optf', 'more.txt'], 'has "-optf", an option tileharness sets itself: use the options themselves'],
