@@ -75,7 +75,8 @@ input. ptxas's messages name INPUT as given ('<stdin>' for -).
   --name NAME          the symbols' prefix, a C identifier: NAME_cubin, NAME_cubin_size, ...
                        (default: INPUT's base name made one, or the example's name)
   --example NAME       ${EXAMPLE_KERNELS.join(', ')}
-  --json               print a JSON summary on stdout
+  --json               print a JSON summary on stdout; on a failure, the object
+                       { status, code, message, reason, tool, diagnostics }
   -h, --help           print this and exit
 
 ptxas is run from PATH, else from $CUDA_ROOT/bin (or $CUDA_HOME, $CUDA_PATH).
@@ -211,8 +212,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
       // fd 0 itself: process.stdin would make a stream of it, which may set it non-blocking.
       input = readFileSync(fromStdin ? 0 : args.input)
     } catch (error) {
-      say(`cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: ${errnoText(error)}`)
-      return CONFIGURATION
+      return refused(CONFIGURATION, `cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: ${errnoText(error)}`, args.json)
     }
     const base = fromStdin ? 'stdin' : parse(args.input).name
     name = args.name ?? cIdentifier(base)
@@ -229,8 +229,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     }
     const ptxTarget = examplePtxTarget(targets)
     if (!isGpuName(ptxTarget)) {
-      say(`the example kernels are built for ${gpuNames().join(', ')}; give an INPUT.ptx for ${ptxTarget}`)
-      return CONFIGURATION
+      return refused(CONFIGURATION, `the example kernels are built for ${gpuNames().join(', ')}; give an INPUT.ptx for ${ptxTarget}`, args.json)
     }
     input = exampleKernel(example, ptxTarget)
     name = args.name ?? example
@@ -242,17 +241,14 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     toStdout = isStandardOutput(resolveOutput(output))
   } catch (error) {
     if (!(error instanceof OutputRefused)) throw error
-    say(`cannot write '${output}': ${error.message}`)
-    return CONFIGURATION
+    return refused(CONFIGURATION, `cannot write '${output}': ${error.message}`, args.json)
   }
   if (toStdout && args.json) {
-    say(`-o ${output} and --json would both write to standard output`)
-    return CONFIGURATION
+    return refused(CONFIGURATION, `-o ${output} and --json would both write to standard output`, args.json)
   }
   // The object renamed over its own source would leave neither (as gcc refuses it).
   if (args.input !== null && args.input !== '-' && fileIdentity(args.input) !== null && fileIdentity(args.input) === fileIdentity(output)) {
-    say(`input file '${args.input}' is the same as output file '${output}'`)
-    return CONFIGURATION
+    return refused(CONFIGURATION, `input file '${args.input}' is the same as output file '${output}'`, args.json)
   }
 
   const config: ProgramConfig = {
@@ -285,8 +281,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     // --dump-sass with several targets): a configuration error, in the options' own words.
     const field = (error as { field?: unknown }).field
     if (typeof field === 'string' && Object.hasOwn(OPTION_OF_FIELD, field)) {
-      say((error as Error).message.replace(/^\w+/, OPTION_OF_FIELD[field]).replace(/ with several targets:/, ' with several --gpu-name targets:').replace(/ with embedPtx:/, ' with --ptx:'))
-      return CONFIGURATION
+      return refused(CONFIGURATION, (error as Error).message.replace(/^\w+/, OPTION_OF_FIELD[field]).replace(/ with several targets:/, ' with several --gpu-name targets:').replace(/ with embedPtx:/, ' with --ptx:'), args.json)
     }
     throw error
   }
@@ -311,8 +306,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     await writeOutput(output, result.object)
   } catch (error) {
     // The compile produced nothing usable: as far as the caller can tell, it failed.
-    say(`cannot write '${output}': ${error instanceof OutputRefused ? error.message : errnoText(error)}`)
-    return COMPILE_FAILED
+    return refused(COMPILE_FAILED, `cannot write '${output}': ${error instanceof OutputRefused ? error.message : errnoText(error)}`, args.json)
   }
   // With the object on standard output, the summary goes to standard error.
   const summary = args.json ? summaryJson(output, args, result) : summaryText(toStdout ? 'standard output' : output, args, result)
@@ -325,6 +319,17 @@ function say(line: string): void {
 }
 
 /** The Program's message, then what else is known; ptxas's own text has already gone out verbatim. */
+/**
+ * A failure of the command itself (an input it cannot read, an output it cannot write, an option
+ * the Program refuses): said on stderr, and with --json the same object a ProgramError gives, so
+ * that every failure prints one on stdout (code null: no row of the Program's table).
+ */
+function refused(status: number, line: string, json: boolean): number {
+  say(line)
+  if (json) process.stdout.write(JSON.stringify({ status, code: null, message: line, reason: '', tool: null, diagnostics: '' }, null, 2) + '\n')
+  return status
+}
+
 function failed(error: ProgramError, json: boolean): number {
   say(error.message)
   if (error.reason !== '') say(error.reason)

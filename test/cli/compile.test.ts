@@ -121,6 +121,24 @@ t.test('--json prints a JSON summary', skipWithoutPtxas, async (t) => {
   t.equal(failed.exitCode, 5)
   t.match(JSON.parse(failed.out), { status: 5, code: 'COMPILE_FAILED', message: 'failed to compile PTX program', reason: /arm64ec/ })
   t.notOk(fs.existsSync(path.join(dir, 'never.o')))
+
+  // The command's own failures print an object too, the same shape with code null, its message
+  // the line on stderr: every failure under --json does.
+  fs.mkdirSync(path.join(dir, 'a-directory'))
+  fs.writeFileSync(path.join(dir, 'k.ptx'), '.version 9.0\n.target sm_100\n.address_size 64\n')
+  const rows: Array<[string[], number]> = [
+    [['no-such.ptx'], 2],
+    [['k.ptx', '-o', 'a-directory'], 2],
+    [['k.ptx', '-o', 'k.ptx'], 2],
+    [['k.ptx', '--ptxas-options', '-arch sm_90'], 2],
+    [['--example', 'vadd', '-o', '/dev/full'], 5],
+  ]
+  for (const [args, status] of rows) {
+    const r = cli(dir, ['--json', ...args])
+    t.equal(r.exitCode, status, `${args.join(' ')}: status ${status}`)
+    const line = r.err.trim().split('\n').at(-1)!.replace(/^tileharness compile: /, '')
+    t.same(JSON.parse(r.out), { status, code: null, message: line, reason: '', tool: null, diagnostics: '' }, `${args.join(' ')}: the object, saying what stderr says`)
+  }
 })
 
 t.test('--host-os windows writes the COFF object for the host arch', skipWithoutPtxas, async (t) => {
