@@ -268,7 +268,9 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     name,
     ...(inputName === undefined ? {} : { inputName }),
     // ptxas's (and the dump command's) own words, as they wrote them.
-    onDiagnostic: (text) => { process.stderr.write(text) },
+    // A last line without its newline (a tool cut off, or its messages cut at maxBuffer) is
+    // ended here, so that the command's own next line starts a line of its own.
+    onDiagnostic: (text) => { process.stderr.write(text === '' || text.endsWith('\n') ? text : `${text}\n`) },
   }
   if (args.timeout !== undefined) config.timeout = args.timeout
 

@@ -291,6 +291,17 @@ t.test('--dump-sass', skipWithoutPtxas, async (t) => {
   t.same(files(dir), before, 'no never.o, no temp file')
 })
 
+t.test("a tool's last line without its newline is ended before ours", async (t) => {
+  // A ptxas cut off mid-line (or its messages cut at maxBuffer): its bytes verbatim, then a
+  // newline, so that 'tileharness compile: ...' starts a line of its own.
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  script(tools, 'ptxas', '#!/bin/sh\nprintf "ptxas fatal   : cut off mid-li" >&2\nexit 255\n')
+  const r = cli(dir, ['--example', 'vadd'], { env: { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` } })
+  t.equal(r.exitCode, 5)
+  t.equal(r.err, 'ptxas fatal   : cut off mid-li\n' + lines('failed to compile PTX program', 'ptxas exited with status 255'))
+})
+
 t.test('SIGTERM while ptxas runs: ptxas is killed, exit 5, no output', async (t) => {
   const dir = tempDir(t)
   const tools = tempDir(t)
