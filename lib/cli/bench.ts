@@ -14,7 +14,7 @@ import {
 } from '../bench/report.js'
 import { DEFAULT_MIN_RUNS, MIN_BENCHMARK_MS, roundsFor, type AutomaticRuns } from '../bench/run-count.js'
 import { formatRunsCsv } from '../bench/runs-csv.js'
-import { spawnChild, type ChildResult, type ChildSpec } from '../spawn/index.js'
+import { signalNumber, spawnChild, type ChildResult, type ChildSpec } from '../spawn/index.js'
 import { spawnFailureMessage } from '../spawn-failure.js'
 import { CHILD_OPTIONS, childSpecOf, defaultChildOptions, takeChildOption, type ChildOptions } from './child-options.js'
 import { combinations, parametersOf, substitute, type ParameterOption, type ParameterValues } from './bench-parameters.js'
@@ -98,7 +98,9 @@ is drawn on stderr when it is a terminal.
 
 exit status: 0; 1 a run failed (non-zero exit, signal, timeout), a command could not be started,
 or --setup, --prepare, --conclude or --cleanup failed, or --compare found a regression; 125 bad
-options, a report file that cannot be written, or a --compare baseline that cannot be read`
+options, a report file that cannot be written, or a --compare baseline that cannot be read;
+INT, TERM, HUP or QUIT ends the running command (and reaps it), writes no report, and ends
+tileharness by that signal`
 
 export const BENCH_FAILED = 1
 
@@ -399,6 +401,11 @@ function failureOf(r: ChildResult, timeoutMs: number): string {
 
 class BenchFailure extends Error {}
 
+/** The signals that end a benchmark: a terminal's ^C and ^\\, a hang-up, a supervisor's TERM. */
+const ENDING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']
+/** Thrown when one of them came: nothing more runs. */
+class Interrupted extends Error {}
+
 export async function benchCommand(argv: string[]): Promise<number> {
   const o = parseBenchArgs(argv)
   const benchmarks = benchmarksOf(o)
@@ -409,11 +416,28 @@ export async function benchCommand(argv: string[]): Promise<number> {
     : { minRuns: o.minRuns ?? DEFAULT_MIN_RUNS, maxRuns: o.maxRuns, minTimeMs: MIN_BENCHMARK_MS }
   const hint = o.output === 'inherit' ? '' : '; see its output with --show-output'
 
+  // INT, TERM, HUP or QUIT: the running child is ended by its abort and reaped here (never left to
+  // pid 1 as a zombie), nothing more runs, no report is written, and the command then ends by
+  // that same signal, as it would have without this handler.
+  const interrupt = new AbortController()
+  let endedBy: NodeJS.Signals | null = null
+  const onSignal = (sig: NodeJS.Signals): void => {
+    endedBy ??= sig
+    interrupt.abort()
+  }
+  for (const sig of ENDING_SIGNALS) process.on(sig, onSignal)
+  const spawn = async (spec: ChildSpec): Promise<ChildResult> => {
+    if (endedBy !== null) throw new Interrupted()
+    const r = await spawnChild({ ...spec, signal: interrupt.signal })
+    if (endedBy !== null) throw new Interrupted()
+    return r
+  }
+
   // One run of b, its --prepare before and --conclude after; throws BenchFailure when it must stop
   // the benchmark.
   const runOnce = async (b: Benchmark, label: string): Promise<ChildResult> => {
     await runHook(b, 'prepare', label)
-    const r = await spawnChild(b.spec)
+    const r = await spawn(b.spec)
     if (r.spawnError) {
       const message = spawnFailureMessage(b.spec.file, r.spawnError)
       throw new BenchFailure(b.command === b.spec.file ? message : `'${b.command}': ${message}`)
@@ -430,7 +454,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const runHook = async (b: Benchmark, hook: Hook, when: string): Promise<void> => {
     const h = b.hooks[hook]
     if (h === undefined) return
-    const r = await spawnChild(h.spec)
+    const r = await spawn(h.spec)
     const failure = r.spawnError ? spawnFailureMessage(h.spec.file, r.spawnError) : failureOf(r, o.timeoutMs)
     if (failure) {
       const where = `for '${b.name}'${when ? `, ${when}` : ''}`
@@ -459,10 +483,16 @@ export async function benchCommand(argv: string[]): Promise<number> {
     }
     for (const b of benchmarks) await runHook(b, 'cleanup', '')
   } catch (err) {
-    if (!(err instanceof BenchFailure)) throw err
-    failure = err
+    if (err instanceof BenchFailure) failure = err
+    else if (!(err instanceof Interrupted)) throw err
   } finally {
     progress.clear()
+    for (const sig of ENDING_SIGNALS) process.off(sig, onSignal)
+  }
+  if (endedBy !== null) {
+    // The default action again (the handler is gone): the command ends by the signal.
+    process.kill(process.pid, endedBy)
+    return 128 + (signalNumber(endedBy) ?? 0)
   }
   if (failure) {
     process.stderr.write(`tileharness bench: ${failure.message}\n`)

@@ -6,7 +6,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { FIGURES } from '../../lib/bench/figures.js'
-import { CLI_MAIN as MAIN, script, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, processState as processStateOf, script, tempDir } from '../helpers.js'
 import { nodeChildEnv, slowHelperEnv, stageForNobody } from '../reliability/helpers.js'
 
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
@@ -287,4 +287,30 @@ t.test('--cpu pins every run: the command sees only the CPU asked for', async t 
   t.equal(r.exitCode, 0, r.stderr.toString())
   t.equal(fs.readFileSync(out, 'utf8'), `Cpus_allowed_list:\t${CPU}\n`, `the run saw CPU ${CPU} alone`)
   t.same(JSON.parse(fs.readFileSync(path.join(dir, 'b.json'), 'utf8')).options.cpus, [CPU], 'the JSON says so')
+})
+
+t.test('INT, TERM, HUP or QUIT mid-run: the running command is ended and reaped, no report, and bench ends by that signal', async t => {
+  const dir = tempDir(t)
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) {
+    for (const where of ['run', 'prepare'] as const) {
+      const pidFile = path.join(dir, `${sig}-${where}.pid`)
+      const report = path.join(dir, `${sig}-${where}.json`)
+      fs.writeFileSync(report, 'earlier report')
+      const waiting = `sh -c 'echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; exec sleep 100'`
+      const args = where === 'run' ? [waiting] : ['--prepare', waiting, 'true']
+      // Not with this process's NODE_OPTIONS: tap's hooks there handle these signals themselves.
+      const bench = startChild({
+        file: process.execPath, args: [MAIN, 'bench', '-n', '3', '--warmup', '0', '--json', report, ...args],
+        env: nodeChildEnv(), stdout: 'ignore', stderr: 'pipe', timeout: 60000,
+      })
+      while (!fs.existsSync(pidFile)) await new Promise(resolve => setTimeout(resolve, 20))
+      const waiter = Number(fs.readFileSync(pidFile, 'utf8'))
+      t.equal(bench.kill(sig), true)
+      const r = await bench.result
+      t.same({ signal: r.signal, timedOut: r.timedOut }, { signal: sig, timedOut: false }, `${sig} during the ${where}: bench ended by it (${r.stderr.toString().trim()})`)
+      // Reaped by bench itself before it ended: not a zombie left for pid 1 to collect.
+      t.equal(processStateOf(waiter), 'gone', `${sig} during the ${where}: the command is gone, not a zombie`)
+      t.equal(fs.readFileSync(report, 'utf8'), 'earlier report', `${sig}: no report written`)
+    }
+  }
 })
