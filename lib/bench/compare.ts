@@ -22,6 +22,8 @@ export interface BaselineCommand {
   command: string
   /** A --command-name, when the report has one: commands are matched by it first. */
   name?: string
+  /** Its -P/-L parameter values ({} when none): a command is matched only with the same values. */
+  parameters: Record<string, string>
   runs: Record<ComparedKey, number[]>
 }
 
@@ -48,8 +50,12 @@ export function parseBaseline(text: string): BaselineCommand[] {
   if (!Array.isArray(report.commands) || report.commands.length === 0) throw new BaselineRefused('has no commands')
   return report.commands.map((c: unknown, i): BaselineCommand => {
     const where = `commands[${i}]`
-    const command = c as { command?: unknown; name?: unknown; runs?: unknown }
+    const command = c as { command?: unknown; name?: unknown; parameters?: unknown; runs?: unknown }
     if (typeof command?.command !== 'string') throw new BaselineRefused(`has no command string at ${where}`)
+    const parameters = command.parameters ?? {}
+    if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters) || !Object.values(parameters).every(v => typeof v === 'string')) {
+      throw new BaselineRefused(`has parameters that are not an object of strings at ${where}`)
+    }
     if (!Array.isArray(command.runs)) throw new BaselineRefused(`has no runs at ${where}`)
     const runs = {} as Record<ComparedKey, number[]>
     for (const { key } of COMPARED) {
@@ -60,7 +66,7 @@ export function parseBaseline(text: string): BaselineCommand[] {
         return value
       })
     }
-    return { command: command.command, ...(typeof command.name === 'string' ? { name: command.name } : {}), runs }
+    return { command: command.command, ...(typeof command.name === 'string' ? { name: command.name } : {}), parameters: { ...parameters } as Record<string, string>, runs }
   })
 }
 
@@ -126,13 +132,22 @@ function compareFigure(key: ComparedKey, before: number[], after: number[], thre
  * `report` against `baseline` (read from `file`): each command of the report that the baseline
  * has, matched by --command-name when both have one, else by the command string.
  */
+/** Parameter values as one comparable string, whatever order their names came in. */
+function parameterKey(parameters: Record<string, string> | undefined): string {
+  return JSON.stringify(Object.entries(parameters ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
+
 export function compareWithBaseline(baseline: BaselineCommand[], file: string, report: BenchReport, threshold = DEFAULT_THRESHOLD): Comparison {
   const matched = new Set<BaselineCommand>()
   const commands: CommandComparison[] = []
   const notInBaseline: string[] = []
   for (const c of report.commands) {
     const name = (c as { name?: string }).name
-    const before = (name !== undefined ? baseline.find(b => b.name === name) : undefined) ?? baseline.find(b => b.command === c.command)
+    // Each baseline command serves once, and only a command with its parameter values: a scan
+    // under one -c name, or two commands alike, each meet their own, in order.
+    const values = parameterKey(c.parameters)
+    const free = baseline.filter(b => !matched.has(b) && parameterKey(b.parameters) === values)
+    const before = (name !== undefined ? free.find(b => b.name === name) : undefined) ?? free.find(b => b.command === c.command)
     if (!before) {
       notInBaseline.push(name ?? c.command)
       continue

@@ -277,14 +277,21 @@ export function csvField(text: string): string {
 }
 
 /** Long format: one row per command and figure, raw units. */
+/** The -P/-L parameters' names across the report: the CSV columns `parameter_NAME`, as hyperfine's export has them. */
+export function parameterNames(report: BenchReport): string[] {
+  return [...new Set(report.commands.flatMap(c => Object.keys(c.parameters)))]
+}
+
 export function formatCsv(report: BenchReport): string {
-  const rows = ['command,reference,figure,unit,runs,min,q1,median,q3,max,mean,stddev,outliers,ratio_to_reference,ratio_ci_low,ratio_ci_high,p_value,significant']
+  const names = parameterNames(report)
+  const rows = [['command', ...names.map(n => csvField(`parameter_${n}`)), 'reference,figure,unit,runs,min,q1,median,q3,max,mean,stddev,outliers,ratio_to_reference,ratio_ci_low,ratio_ci_high,p_value,significant'].join(',')]
   for (const c of report.commands) {
+    const parameters = names.map(n => csvField(c.parameters[n] ?? ''))
     for (const f of FIGURES) {
       const s = c.summary[f.key]
       const r = c.ratio && (f.key === 'wallMs' || f.key === 'maxRSSKiB') ? c.ratio[f.key] : null
       const versus = r ? [r.median, r.interval.low, r.interval.high, r.test.pValue, r.test.significant] : ['', '', '', '', '']
-      rows.push([csvField(c.command), c.reference, f.key, f.unit, s.count, s.min, s.q1, s.median, s.q3, s.max, s.mean, s.stddev, s.outliers.length, ...versus].join(','))
+      rows.push([csvField(c.command), ...parameters, c.reference, f.key, f.unit, s.count, s.min, s.q1, s.median, s.q3, s.max, s.mean, s.stddev, s.outliers.length, ...versus].join(','))
     }
   }
   return rows.join('\n') + '\n'

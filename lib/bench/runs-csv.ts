@@ -2,10 +2,10 @@
 // `runs`), for a spreadsheet or a data frame, where the JSON's nesting is in the way. Parameters
 // are columns `parameter_NAME`, as in hyperfine's CSV export.
 import { FIGURES } from './figures.js'
-import { csvField, type BenchReport } from './report.js'
+import { csvField, parameterNames, type BenchReport } from './report.js'
 
 export function formatRunsCsv(report: BenchReport): string {
-  const names = [...new Set(report.commands.flatMap(c => Object.keys(c.parameters)))]
+  const names = parameterNames(report)
   const rows = [['command', ...names.map(n => `parameter_${n}`), 'round', ...FIGURES.map(f => f.key), 'exitCode', 'signal', 'timedOut'].map(csvField).join(',')]
   for (const c of report.commands) {
     const parameters = names.map(n => csvField(c.parameters[n] ?? ''))

@@ -45,6 +45,31 @@ t.test('parseBaseline: what --compare reads of a --json report', async t => {
   for (const [label, text, message] of rows) t.throws(() => parseBaseline(text), { constructor: BaselineRefused, message }, label)
 })
 
+t.test('compareWithBaseline: each baseline command serves once, and only a command with its parameter values', async t => {
+  // A scan under one -c name (its commands differ only in their parameters) and two commands
+  // alike: each now-command meets its own baseline command, in order, never the first one twice.
+  const scan = (medians: [number, number]) => {
+    const r = report([['sleeper', around(medians[0]), RSS], ['sleeper', around(medians[1]), RSS], ['twin', around(3), RSS], ['twin', around(30), RSS]])
+    r.commands[0].parameters = { d: '0.01' }
+    r.commands[1].parameters = { d: '0.06' }
+    return r
+  }
+  const base = parseBaseline(formatJson(scan([10, 60])))
+  t.same(base.map(b => b.parameters), [{ d: '0.01' }, { d: '0.06' }, {}, {}], 'the parameters are read')
+  const c = compareWithBaseline(base, 'b', scan([10, 60]))
+  t.same(c.commands.map(x => x.figures[0].baseline.median), [10, 60, 3, 30], 'each against its own: the scan by its values, the twins in order')
+  t.same({ regressed: c.regressed, onlyInBaseline: c.onlyInBaseline, notInBaseline: c.notInBaseline }, { regressed: false, onlyInBaseline: [], notInBaseline: [] })
+  // The same names with other values are other commands.
+  const other = scan([10, 60])
+  other.commands[1].parameters = { d: '0.5' }
+  const o = compareWithBaseline(base, 'b', other)
+  t.same({ notInBaseline: o.notInBaseline, onlyInBaseline: o.onlyInBaseline }, { notInBaseline: ['sleeper'], onlyInBaseline: ['sleeper'] })
+  // A baseline's parameters that are not an object of strings: refused, naming where.
+  const bad = JSON.parse(formatJson(scan([10, 60])))
+  bad.commands[1].parameters = { d: 0.06 }
+  t.throws(() => parseBaseline(JSON.stringify(bad)), { constructor: BaselineRefused, message: 'has parameters that are not an object of strings at commands[1]' })
+})
+
 t.test('parseThreshold: a percentage', async t => {
   const rows: Array<[string, number | null]> = [
     ['5%', 0.05], ['10%', 0.1], ['12.5%', 0.125], ['0%', 0], ['5', 0.05], ['150%', 1.5],

@@ -53,7 +53,7 @@ t.test('--time-unit: times on the terminal and in Markdown in that unit; CSV raw
     const report = buildReport(commands, { ...OPTIONS, timeUnit })
     t.match(formatText(report), text, `${timeUnit}: terminal`)
     t.match(formatMarkdown(report), markdown, `${timeUnit}: Markdown`)
-    t.match(formatCsv(report), /^ref,true,wallMs,ms,2,20,/m, `${timeUnit}: CSV in ms`)
+    t.match(formatCsv(report), /^ref,,,true,wallMs,ms,2,20,/m, `${timeUnit}: CSV in ms (the scan's two parameter columns empty for ref)`)
   }
 })
 
@@ -74,4 +74,15 @@ t.test('--sort: the Summary\'s and the Markdown table\'s order', async t => {
     const md = formatMarkdown(report).trim().split('\n').slice(2).map(row => /^\| `([^`]*)`/.exec(row)![1])
     t.same(md, table.map(c => c.replace(/"/g, '"')), `${sort}: the Markdown rows`)
   }
+})
+
+t.test('formatCsv: the parameters as columns too, so the rows of a scan can be told apart', async t => {
+  const csv = formatCsv(buildReport(commands, OPTIONS)).split('\n')
+  t.equal(csv[0], 'command,parameter_t,"parameter_a,b",reference,figure,unit,runs,min,q1,median,q3,max,mean,stddev,outliers,ratio_to_reference,ratio_ci_low,ratio_ci_high,p_value,significant')
+  t.match(csv.find(l => l.startsWith('sleep 0.5,')), /^sleep 0\.5,0\.5,x,false,wallMs,ms,2,500,/)
+  t.match(csv.find(l => l.startsWith('ref,')), /^ref,,,true,wallMs,ms,2,20,/, 'a command without them: empty cells')
+  // One -c name for every value of a scan: only the parameter columns differ.
+  const scan = [0.01, 0.06].map(d => ({ command: 'sleeper', argv: ['sleep', String(d)], parameters: { d: String(d) }, runs: runs([d * 1000, d * 1000]) }))
+  const rows = formatCsv(buildReport(scan, OPTIONS)).split('\n').filter(l => l.includes(',wallMs,'))
+  t.same(rows.map(l => l.split(',').slice(0, 2).join(',')), ['sleeper,0.01', 'sleeper,0.06'])
 })
