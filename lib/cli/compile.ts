@@ -247,7 +247,8 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     return refused(CONFIGURATION, `-o ${output} and --json would both write to standard output`, args.json)
   }
   // The object renamed over its own source would leave neither (as gcc refuses it).
-  if (args.input !== null && args.input !== '-' && fileIdentity(args.input) !== null && fileIdentity(args.input) === fileIdentity(output)) {
+  const source = args.input === null ? null : fileIdentity(args.input) // null for '-' too
+  if (source !== null && source === fileIdentity(output)) {
     return refused(CONFIGURATION, `input file '${args.input}' is the same as output file '${output}'`, args.json)
   }
 
