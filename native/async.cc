@@ -331,7 +331,18 @@ class AsyncChild {
   static void OnHelperReport(uv_poll_t *p, int status, int) {
     static_cast<AsyncChild *>(p->data)->EndStart(status < 0 ? -1 : 1);
   }
-  static void OnHelperSilent(uv_timer_t *t) { static_cast<AsyncChild *>(t->data)->EndStart(0); }
+  // The bound on the helper's first report has passed, or a stashed report is to be settled. A
+  // report that came in time may be waiting unread: a loop held up past the bound (by JavaScript,
+  // or by many launches on a loaded machine) runs its timers before it polls. Such a report is
+  // taken, as the poll would have taken it; only a helper that has said nothing is silent.
+  static void OnHelperSilent(uv_timer_t *t) {
+    AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    if (!self->stashed_ && self->starting_ && PollReadableUntil(self->child_.reportR, NowNs()) == 1) {
+      self->EndStart(1);
+      return;
+    }
+    self->EndStart(0);
+  }
 
   // The helper's first report (`given`, else read now when rc is 1) acted on. True when the
   // target runs: signals now go to it, the deadline is armed, waiting signals are sent. Else the

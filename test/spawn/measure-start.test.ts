@@ -5,6 +5,7 @@
 // deadline, its pid) is kept for the target, not lost or sent to the helper.
 import path from 'node:path'
 import t from 'tap'
+import { spawnChild } from '../../lib/index.js'
 import { childPids, tempDir } from '../helpers.js'
 import { PACKAGE, gatedHelperEnv, runNodeScript } from '../reliability/helpers.js'
 
@@ -112,4 +113,17 @@ t.test('a worker that exits while its measured child\'s helper is starting leave
     })
   `, { env })
   t.same(left, { exitCode: 3, children: [] }, 'the worker exited, and no helper or target was left as a child, running or a zombie')
+})
+
+t.test('a measured child whose helper reported in time is not a failed launch when the loop was held past the bound on that report', async t => {
+  // The loop held 10.5 s right after the launches: the 10 s bound on the helper's report and the
+  // report itself (there within milliseconds) are both due when it turns, and libuv runs timers
+  // before it polls. The report was taken as a silence (spawn ETIMEDOUT: "cannot track the
+  // child"), the target having run and exited; found by a compileMany of 1,000 programs.
+  const launches = (['fork', 'posix_spawn'] as const).map(launcher => spawnChild({ file: '/bin/true', measure: true, launcher }))
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10_500)
+  for (const r of await Promise.all(launches)) {
+    t.same({ spawnError: r.spawnError, exitCode: r.exitCode, rusageSource: r.rusageSource }, { spawnError: null, exitCode: 0, rusageSource: 'helper' }, `${r.launcher}: the target's own exit, measured`)
+    t.ok(r.pid > 0, `${r.launcher}: the target's pid`)
+  }
 })
