@@ -8,6 +8,7 @@
 // real ptxas; those rows skip with a reason when ptxas is absent.
 import t from 'tap'
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { getEventListeners } from 'node:events'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import {
@@ -787,6 +788,48 @@ t.test('compileMany: null and released programs, abort, bad arguments', async (t
   await t.rejects(compileMany([program], { concurrency: '2' as unknown as number }), { code: 'ERR_INVALID_ARG_TYPE', field: 'concurrency' })
   await t.rejects(compileMany([program, {} as Program]), { code: 'ERR_INVALID_ARG_TYPE', field: 'programs[1]' })
   await t.rejects(compileMany([program, program]), { code: 'ERR_INVALID_ARG_VALUE', field: 'programs[1]', message: 'programs[1] is the same Program as programs[0]' })
+})
+
+t.test('compileMany reads each entry of programs once, before it queues anything; a hole is a null program', async (t) => {
+  const dir = scratchDir(t)
+  const failing = fakeTool(dir, 'ptxas', 'echo nope >&2; exit 1')
+  const p = Program.create({ ...BASE, ptxas: failing })
+  // A hole read as undefined (it was an untyped "Cannot read properties of undefined").
+  // eslint-disable-next-line no-sparse-arrays
+  t.same((await compileMany([, p])).map((r) => [r.status, r.error?.message]), [[4, 'program is null'], [5, 'failed to compile PTX program']])
+  t.same((await compileMany(new Array(2))).map((r) => r.status), [4, 4])
+
+  // An entry whose getter answers differently each time: read once, so its first answer is the batch's.
+  const q = Program.create({ ...BASE, name: 'q', ptxas: failing })
+  const reads = [0, 0]
+  const changing: Array<Program | null> = []
+  Object.defineProperty(changing, 0, { get: () => { reads[0]++; return p }, enumerable: true })
+  Object.defineProperty(changing, 1, { get: () => { reads[1]++; return reads[1] === 1 ? q : null }, enumerable: true })
+  t.same((await compileMany(changing)).map((r) => r.status), [5, 5], 'both compiled, as first read')
+  t.same(reads, [1, 1], 'each entry read once')
+
+  // A getter that throws: the call rejects with its error and nothing is left waiting for a turn
+  // (it threw on a later read, after programs[0]'s compile was queued, which then never ended).
+  const throwing: Array<Program | null> = [p]
+  Object.defineProperty(throwing, 1, { get: () => { throw new Error('entry 1 is gone') }, enumerable: true })
+  await t.rejects(compileMany(throwing), { message: 'entry 1 is gone' })
+  t.equal((await rejection(p.compile())).status, 5, "programs[0]'s next compile runs and ends")
+})
+
+t.test('compileMany listens to its signal once, however many programs the batch has', async (t) => {
+  const dir = scratchDir(t)
+  const failing = fakeTool(dir, 'ptxas', 'echo nope >&2; exit 1')
+  const programs = Array.from({ length: 12 }, (_, i) => Program.create({ ...BASE, name: `p${i}`, ptxas: failing }))
+  const warnings: string[] = []
+  const onWarning = (w: Error): void => { warnings.push(`${w.name}: ${w.message}`) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
+  const controller = new AbortController()
+  const results = await compileMany(programs, { concurrency: 12, signal: controller.signal })
+  await new Promise((resolve) => setImmediate(resolve)) // a warning is emitted on the next tick
+  t.same(results.map((r) => r.status), Array(12).fill(5))
+  t.same(warnings, [], "no MaxListenersExceededWarning (each program's compile had added a listener to the caller's signal)")
+  t.equal(getEventListeners(controller.signal, 'abort').length, 0, "the caller's signal is left without the batch's listener")
 })
 
 t.test('compileMany: a program released while it waits for a slot is status 4, and the batch goes on', async (t) => {

@@ -6,6 +6,7 @@
 // are finalized. Programs whose
 // objects would define the same symbols (the same name) are refused before anything runs.
 
+import { setMaxListeners } from 'node:events'
 import { availableParallelism } from 'node:os'
 import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireObject } from '../../errors.js'
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
@@ -32,16 +33,20 @@ export type CompileResult =
  * order whatever order the children finished in. One result per program, never a rejection for
  * a program's failure; a null entry is "program is null".
  */
-export async function compileMany(programs: readonly (Program | null | undefined)[], options: CompileManyOptions = {}): Promise<CompileResult[]> {
-  if (!Array.isArray(programs)) throw invalidType('programs', 'an array of Program', programs)
+export async function compileMany(given: readonly (Program | null | undefined)[], options: CompileManyOptions = {}): Promise<CompileResult[]> {
+  if (!Array.isArray(given)) throw invalidType('programs', 'an array of Program', given)
+  // Each entry read once, before anything is queued: a hole is undefined, and an array whose
+  // getter throws (or changes its answer) fails here, with no program's compile waiting for a turn.
+  const programs: Array<Program | null | undefined> = []
+  for (let i = 0, n = given.length; i < n; i++) programs.push(given[i])
   requireObject('options', options)
   const concurrency = options.concurrency ?? availableParallelism()
   if (typeof concurrency !== 'number' || Number.isNaN(concurrency)) throw invalidType('concurrency', 'a number', concurrency)
   if (concurrency < 1 || (!Number.isInteger(concurrency) && concurrency !== Infinity)) {
     throw outOfRange('concurrency', 'an integer >= 1 (or Infinity)', concurrency)
   }
-  const signal = options.signal
-  requireAbortSignal('signal', signal)
+  const callerSignal = options.signal
+  requireAbortSignal('signal', callerSignal)
   const seen = new Map<Program, number>()
   programs.forEach((program, i) => {
     if (program === null || program === undefined) return
@@ -61,6 +66,14 @@ export async function compileMany(programs: readonly (Program | null | undefined
   // while it runs, and only then: a program's own JavaScript between and after its children runs
   // beside the next program's children.
   const children = new Semaphore(concurrency)
+  // The caller's signal is listened to once for the batch (a listener per program would be
+  // Node's MaxListenersExceededWarning past ten); each program's compile listens to the batch's.
+  const batch = new AbortController()
+  setMaxListeners(0, batch.signal)
+  const forward = (): void => batch.abort(callerSignal?.reason)
+  if (callerSignal?.aborted) forward()
+  else callerSignal?.addEventListener('abort', forward, { once: true })
+  const signal = callerSignal === undefined ? undefined : batch.signal
   const find = memoizedFindTool() // PATH searched once per tool for the batch, not per program
   const assembled = programs.map(() => deferred<void>())
   const turns = programs.map(() => deferred<void>())
@@ -89,6 +102,7 @@ export async function compileMany(programs: readonly (Program | null | undefined
 
   // The barrier: every child has ended. Then the sequential finalize, in input order.
   await Promise.all(assembled.map((d) => d.promise))
+  callerSignal?.removeEventListener('abort', forward)
   const results: CompileResult[] = []
   let unexpected: { error: unknown } | null = null
   for (const [i, outcome] of finished.entries()) {
