@@ -17,6 +17,7 @@
 #include "exec-search.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -166,6 +167,39 @@ bool MakePipe(int &readEnd, int &writeEnd, int lowest = 3) {
     return false;
   }
   return true;
+}
+
+// A close-on-exec copy of fd at a number that no child fd above 2 takes (`keep`, ascending), so
+// that no dup2 in the child overwrites it before its use and none is its own target (a dup2 onto
+// itself would keep close-on-exec): at `above` or higher, past them all, when the fd limit leaves
+// room there; else (a target at the limit's top, 1023 under the common 1024) the lowest free
+// number that is not one of them.
+int CopyOutside(int fd, int above, const std::vector<int> &keep) {
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, above);
+  if (copy >= 0 || (errno != EINVAL && errno != EMFILE)) return copy;
+  for (int lowest = 3;;) {
+    copy = fcntl(fd, F_DUPFD_CLOEXEC, lowest);
+    if (copy < 0 || !std::binary_search(keep.begin(), keep.end(), copy)) return copy;
+    close(copy);
+    lowest = copy + 1;
+  }
+}
+
+// Whether this process has an fd at `first` or above that an exec would keep (no FD_CLOEXEC).
+bool InheritableFrom(int first) {
+  DIR *dir = opendir("/proc/self/fd");
+  if (!dir) return true;  // cannot tell: as if there were
+  bool found = false;
+  int own = dirfd(dir);
+  while (struct dirent *entry = readdir(dir)) {
+    char *end;
+    long fd = strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || end == entry->d_name || fd < first || fd == own) continue;
+    int flags = fcntl(static_cast<int>(fd), F_GETFD);
+    if (flags >= 0 && !(flags & FD_CLOEXEC)) found = true;
+  }
+  closedir(dir);
+  return found;
 }
 
 int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
@@ -460,23 +494,36 @@ bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, Fd
   if (spec.measure) fds.keep.insert(std::lower_bound(fds.keep.begin(), fds.keep.end(), spec.reportFd), spec.reportFd);
   if (!fds.keep.empty()) fds.above = fds.keep.back() + 1;
 
-  // Sources of the fds above 2 are copied above every target (F_DUPFD_CLOEXEC), so that the
-  // child's dup2s can be done in any order: with {3: 4, 4: 3}, dup2(4, 3) would otherwise destroy
-  // the 3 still to be moved to 4. Always a copy, even of an fd that already sits above: a caller's
-  // fd closed since normalize.ts checked it then fails here, stage dup2, before any child exists
-  // (inside posix_spawn it would come back as exec's EBADF).
+  // Sources of the fds above 2 are copied where no target is (CopyOutside: above them all where
+  // the fd limit allows), so that the child's dup2s can be done in any order: with {3: 4, 4: 3},
+  // dup2(4, 3) would otherwise destroy the 3 still to be moved to 4. Always a copy, even of an fd
+  // that already sits apart: a caller's fd closed since normalize.ts checked it then fails here,
+  // stage dup2, before any child exists (inside posix_spawn it would come back as exec's EBADF).
+  // A target the child cannot have (at or above the fd limit, which it has from here) fails here,
+  // on either path, with dup2's errno for it: EBADF (glibc's file actions would refuse it too).
   size_t n = spec.extraFds.size();
   fds.extraSrc.assign(n, -1);  // sized once: the guard keeps pointers into it
+  int limit = n > 0 ? getdtablesize() : 0;
   for (size_t i = 0; i < n; i++) {
     const ExtraFd &e = spec.extraFds[i];
-    fds.extraSrc[i] = fcntl(e.fd, F_DUPFD_CLOEXEC, fds.above);
+    if (e.target >= limit) return Fail(out, Stage::Dup2, EBADF, e.target);
+    fds.extraSrc[i] = CopyOutside(e.fd, fds.above, fds.keep);
     if (fds.extraSrc[i] < 0) return Fail(out, Stage::Dup2, errno, e.target);
     guard.fds.push_back(&fds.extraSrc[i]);
     fds.extraTargets.push_back(e.target);
   }
   if (spec.measure) {
-    if (!MakePipe(out.reportR, fds.reportW, fds.above)) return Fail(out, Stage::Pipe, errno);
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) return Fail(out, Stage::Pipe, errno);
+    out.reportR = p[0];
+    fds.reportW = p[1];
     guard.fds.push_back(&fds.reportW);
+    if (!LiftAboveStdio(out.reportR)) return Fail(out, Stage::Pipe, errno);
+    // The write end is a source like the extra fds': placed where no target is.
+    fds.reportW = CopyOutside(p[1], fds.above, fds.keep);
+    int err = errno;
+    close(p[1]);
+    if (fds.reportW < 0) return Fail(out, Stage::Pipe, err);
     fcntl(out.reportR, F_SETFL, fcntl(out.reportR, F_GETFL) | O_NONBLOCK);
   }
   if (spec.io[0].kind == StdioKind::Terminal && !OpenTerminal(spec, out, fds, guard)) return false;
@@ -608,7 +655,10 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
     for (; next < kept; next++) sa.Check(posix_spawn_file_actions_addclose(&sa.actions, next));
     next = kept + 1;
   }
-  sa.Check(posix_spawn_file_actions_addclosefrom_np(&sa.actions, next));
+  // glibc's file actions take only fds below the fd limit: with a target at its top (1023 under
+  // 1024) there is nothing from `next` up to close, unless fds above the limit were opened before
+  // it was lowered, which only close_range (the fork path) can reach.
+  if (next < getdtablesize() || InheritableFrom(next)) sa.Check(posix_spawn_file_actions_addclosefrom_np(&sa.actions, next));
 
   // Every signal to SIG_DFL in the child. sigfillset leaves out glibc's two internal signals
   // (SIGRTMIN-2 and -1, i.e. 32 and 33), and for signals not in the set glibc's child sets those

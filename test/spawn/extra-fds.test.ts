@@ -5,12 +5,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import type { ChildSpec } from '../../lib/index.js'
+import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { native, rawNumbers, specNumbers } from '../../lib/spawn/native.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
 import { buildResult } from '../../lib/spawn/result.js'
 import { LAUNCHERS, MEASURE, eachPath, tempDir } from '../helpers.js'
-import { baseline } from '../reliability/helpers.js'
+import { baseline, childPaths, nodeChildEnv } from '../reliability/helpers.js'
 
 const parentFds = baseline()
 const dir = tempDir(t)
@@ -147,6 +147,46 @@ t.test('an fd closed after the check and before the launch: stage dup2, EBADF, n
     const label = `${launcher}${measure ? ' measured' : ''}`
     t.same([r.pid, r.exitCode, r.spawnError?.stage, r.spawnError?.code], [0, 126, 'dup2', 'EBADF'], label)  // 126, as every start that fails
     t.equal(r.spawnError?.message, "Couldn't redirect fd 5: Bad file descriptor", label)
+  }
+})
+
+// Targets at the top of the fd limit: the sources were copied above every target, which a limit
+// of 1024 leaves no room for when 1023 is one (F_DUPFD's EINVAL, reported as dup2's); now they go
+// where no target is. A target above the limit is dup2's EBADF, before any child starts. The node
+// running each case is started by bash with its fd limit set (and, in the last, an inheritable
+// fd 1500 opened before the limit was lowered below it: the one fd glibc's posix_spawn file
+// actions cannot name, which the child must still not get).
+t.test('fd 1023 under a limit of 1024, a target above the limit, an fd above the limit', async t => {
+  const file = path.join(tempDir(t), 'top')
+  fs.writeFileSync(file, '')
+  type Row = { label: string; spawnError: unknown; exitCode: number | null; stdout: string }
+  const script = (limit: number, target: number, above = '') => {
+    const code = `
+      ${childPaths()}
+      const fs = require('node:fs')
+      ;(async () => {
+        const rows = []
+        for (const path of PATHS) {
+          const fd = fs.openSync(${JSON.stringify(file)}, 'r')
+          const r = await runPath(path, { file: 'sh', args: ['-c', 'for n in ${target} 3 1500; do readlink /proc/$$/fd/$n || echo closed; done'], fds: { ${target}: fd, 3: fd } })
+          fs.closeSync(fd)
+          rows.push({ label: path.label, spawnError: r.spawnError && [r.spawnError.stage, r.spawnError.code], exitCode: r.exitCode, stdout: r.stdout.toString() })
+        }
+        console.log(JSON.stringify(rows))
+      })()`
+    const r = spawnChildSync({ file: 'bash', args: ['-c', `${above} ulimit -n ${limit} && exec "$0" -e "$1"`, process.execPath, code], env: nodeChildEnv(), timeout: 60000 })
+    t.equal(r.exitCode, 0, r.stderr.toString())
+    return JSON.parse(r.stdout.toString()) as Row[]
+  }
+  for (const row of script(1024, 1023)) {
+    t.same([row.spawnError, row.exitCode, row.stdout], [null, 0, `${file}\n${file}\nclosed\n`], `${row.label}: fds 1023 and 3 under a limit of 1024`)
+  }
+  for (const row of script(400, 500)) {
+    t.same([row.spawnError, row.exitCode], [['dup2', 'EBADF'], 126], `${row.label}: fd 500 under a limit of 400 is dup2's own EBADF, no child started (was EINVAL, from the copy)`)
+  }
+  for (const row of script(1024, 1023, 'exec 1500</dev/null;')) {
+    if (row.spawnError === null) t.same([row.exitCode, row.stdout], [0, `${file}\n${file}\nclosed\n`], `${row.label}: fd 1500, inheritable and above the limit, closed in the child`)
+    else t.same([row.label.includes('posix_spawn'), row.spawnError], [true, ['spawn', 'EBADF']], `${row.label}: glibc's file actions cannot close fd 1500: refused, not leaked`)
   }
 })
 
