@@ -8,7 +8,9 @@ export class ByteReader {
 
   /** `base` is where `bytes` starts in the whole input, so error offsets are absolute. */
   constructor(readonly bytes: Uint8Array, readonly base = 0) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    // A view of a detached buffer has no bytes, and a DataView cannot be made over its buffer:
+    // an empty one reads as any empty input (every read a CubinError).
+    this.view = bytes.byteLength === 0 ? new DataView(new ArrayBuffer(0)) : new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   }
 
   get length(): number {

@@ -269,19 +269,30 @@ function stringTable(r: ByteReader, s: SectionHeader, what: string): StringTable
   return new StringTable(r.slice(s.offset, s.size, what))
 }
 
+/** How many times its own size a string table's names may add up to (they may share tails). */
+const NAME_OVERLAP_LIMIT = 16
+
 /**
  * An ELF string table with its NUL positions found once, so each lookup is a binary search: a
- * hostile table without NULs, probed by many symbols, stays linear in the input size.
+ * hostile table without NULs, probed by many symbols, stays linear in the input size. Each name is
+ * decoded once per offset, and the names decoded add up to at most NAME_OVERLAP_LIMIT times the
+ * table (names may share a tail, as linkers' tail merging makes them, but a table of thousands of
+ * symbols each naming a different suffix of one 1 MiB string would take gigabytes).
  */
 class StringTable {
   private readonly nuls: number[] = []
   private readonly decoder = new TextDecoder('utf-8')
+  private readonly names = new Map<number, string>()
+  private budget: number
 
   constructor(private readonly data: ByteReader) {
     for (let at = data.bytes.indexOf(0); at !== -1; at = data.bytes.indexOf(0, at + 1)) this.nuls.push(at)
+    this.budget = NAME_OVERLAP_LIMIT * data.length
   }
 
   cString(offset: number, what: string): string {
+    const known = this.names.get(offset)
+    if (known !== undefined) return known
     let lo = 0
     let hi = this.nuls.length
     while (lo < hi) {
@@ -293,7 +304,13 @@ class StringTable {
     if (offset >= this.data.length || end === undefined) {
       throw new CubinError('ERR_CUBIN_MALFORMED', `${what} (offset ${offset}) is not a NUL-terminated string inside its table`, this.data.base + Math.min(offset, this.data.length))
     }
-    return this.decoder.decode(this.data.bytes.subarray(offset, end))
+    this.budget -= end - offset
+    if (this.budget < 0) {
+      throw new CubinError('ERR_CUBIN_MALFORMED', `${what} (offset ${offset}): the table's names overlap beyond ${NAME_OVERLAP_LIMIT} times its ${this.data.length} bytes`, this.data.base + offset)
+    }
+    const name = this.decoder.decode(this.data.bytes.subarray(offset, end))
+    this.names.set(offset, name)
+    return name
   }
 }
 

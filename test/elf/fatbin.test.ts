@@ -78,3 +78,10 @@ t.test('malformed inputs are CubinErrors with their code; every truncation too',
   }
   t.pass('every truncation is a CubinError')
 })
+
+t.test('a view of a detached buffer reads as an empty input', async (t) => {
+  const buffer = new ArrayBuffer(64)
+  const view = new Uint8Array(buffer)
+  structuredClone(buffer, { transfer: [buffer] })
+  t.throws(() => readFatbin(view), { name: 'CubinError', code: 'ERR_FATBIN_NOT_FATBIN' }, 'was a TypeError without a code, from DataView')
+})
