@@ -170,6 +170,9 @@ function parseCommandStream(s: string, from: number, ctx: ParseContext): KnobCom
   const commands: KnobCommand[] = []
   let pendingWhen: string[] = []
   let i = from
+  // Where the word being read ends, once found: a WHEN= clause hands the rest of its word on as
+  // the next command, which is not scanned again (a chain of clauses stays linear in its length).
+  let wordEnd = -1
   while (i < s.length) {
     const sep = separatorAt(s, i)
     if (sep > 0) {
@@ -177,10 +180,12 @@ function parseCommandStream(s: string, from: number, ctx: ParseContext): KnobCom
       continue
     }
     const start = i
-    while (i < s.length && separatorAt(s, i) === 0) i++
+    if (i < wordEnd) i = wordEnd
+    else while (i < s.length && separatorAt(s, i) === 0) i++
+    wordEnd = i
     const word = s.slice(start, i)
 
-    if (word.toUpperCase() === 'INJECTSTRING') {
+    if (word.length === 12 && word.toUpperCase() === 'INJECTSTRING') {
       const end = s.indexOf(';;', i)
       if (end < 0) throw invalidKnob(ctx, s.slice(start), start)
       const body = s.slice(i, end).replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, '')

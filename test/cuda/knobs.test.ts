@@ -183,3 +183,15 @@ t.test('fuzz: no text makes the parser throw anything but a KnobFileError', asyn
   )
   t.pass('only KnobFileError escapes')
 })
+
+// Each WHEN= clause handed the rest of its word on, which was scanned again to its end (and
+// upper-cased): a chain of n clauses in one word cost n² (81 s at 240 KB; a million characters,
+// as here, about 20 minutes, so this test fails by tap's timeout on that code). Now linear.
+t.test('a word of 160,000 chained WHEN= clauses: every clause, and the assignment they scope', async (t) => {
+  const n = 160_000
+  const commands = parseKnobFile('[knobs]\n' + 'WHEN=SH=1;'.repeat(n) + 'K=1').commands
+  t.equal(commands.length, n + 1)
+  t.same(commands[n - 1], { kind: 'when', clause: 'SH=1', offset: 8 + 10 * (n - 1), text: 'WHEN=SH=1' })
+  const last = commands[n] as Extract<KnobCommand, { kind: 'assign' }>
+  t.same([last.key, last.when.length, last.when[0], last.offset], ['K', n, 'SH=1', 8 + 10 * n])
+})
