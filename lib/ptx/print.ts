@@ -64,10 +64,17 @@ class Printer {
       this.lines.push(`.pragma "${pragmaText(p, `pragmas[${i}]`)}";`)
     }
 
-    const names = new Set<string>()
-    const claim = (name: string, field: string): void => {
-      if (names.has(name)) throw ptxRangeError('ERR_PTX_DUPLICATE_NAME', field, `${JSON.stringify(name)} is declared twice in the module`)
-      names.add(name)
+    // Every name once, except a .func's: its prototype (no body) may come first, as often as
+    // needed, with the very same head, then its one definition (so functions can call each other).
+    const names = new Map<string, { prototype: string | null }>()
+    const claim = (name: string, field: string, prototype: string | null = null, defined = true): void => {
+      const earlier = names.get(name)
+      if (earlier !== undefined && (earlier.prototype === null || earlier.prototype !== prototype)) {
+        throw ptxRangeError('ERR_PTX_DUPLICATE_NAME', field, earlier.prototype === null || prototype === null
+          ? `${JSON.stringify(name)} is declared twice in the module`
+          : `${JSON.stringify(name)} is declared with another head than its prototype's (${earlier.prototype})`)
+      }
+      names.set(name, { prototype: defined ? null : prototype })
     }
     const variables = array(m.variables ?? [], 'variables')
     if (variables.length > 0) this.lines.push('')
@@ -79,9 +86,12 @@ class Printer {
     for (const [i, fn] of m.functions.entries()) {
       const field = `functions[${i}]`
       this.lines.push('')
-      if (fn.kind === 'entry') this.entry(fn, field)
-      else this.func(fn, field)
-      claim(fn.name, `${field}.name`)
+      if (fn.kind === 'entry') {
+        this.entry(fn, field)
+        claim(fn.name, `${field}.name`)
+      } else {
+        claim(fn.name, `${field}.name`, this.func(fn, field), fn.body !== undefined)
+      }
     }
     this.lines.push('')
     return this.lines.join('\n')
@@ -98,17 +108,19 @@ class Printer {
     this.body(fn.body, `${field}.body`)
   }
 
-  private func(fn: PtxFunc, field: string): void {
+  /** Prints a .func (a prototype when it has no body); returns its head. */
+  private func(fn: PtxFunc, field: string): string {
     const linkage = fn.linkage === undefined ? '' : `.${functionLinkage(fn.linkage, `${field}.linkage`)} `
     const returns = fn.returns === undefined ? '' : `${this.paramList(fn.returns, `${field}.returns`, false)} `
     const name = identifier(fn.name, `${field}.name`)
     const head = `${linkage}.func ${returns}${name}${this.paramList(fn.params, `${field}.params`, false)}`
     if (fn.body === undefined) {
       this.lines.push(`${head};`)
-      return
+      return head
     }
     this.lines.push(head)
     this.body(fn.body, `${field}.body`)
+    return head
   }
 
   private paramList(params: readonly PtxParam[], field: string, isEntry: boolean): string {
@@ -149,6 +161,8 @@ class Printer {
         case 'comment':
           if (typeof s.text !== 'string') throw ptxTypeError(`${at}.text`, 'a string', s.text)
           if (/[\r\n]/.test(s.text)) throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${at}.text`, 'a comment must be one line')
+          // ptxas refuses any byte outside printable ASCII and tab, comments included (a NUL ends its input).
+          if (!/^[\t\x20-\x7e]*$/.test(s.text)) throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${at}.text`, 'a comment must be printable ASCII (ptxas refuses other characters even in a comment)')
           this.lines.push(`${indent}// ${s.text}`)
           break
         case 'var':

@@ -104,6 +104,7 @@ export interface Label { kind: 'label'; name: string }
 /** `.pragma "nounroll";` at statement level: applies to the loop whose header holds it. */
 export interface Pragma { kind: 'pragma'; value: string }
 
+/** A `//` comment line: printable ASCII (ptxas refuses any other byte, even in a comment). */
 export interface Comment { kind: 'comment'; text: string }
 
 /** A `.shared` or `.local` variable declared inside a body. */
@@ -129,7 +130,7 @@ export interface PtxEntry {
   body: readonly Statement[]
 }
 
-/** A device function: `.func`. Without a body it is a prototype (`.extern .func f(...);`). */
+/** A device function: `.func`. Without a body it is a prototype (`.extern .func f(...);`), which may precede the definition, with the same head, so that functions can call each other. */
 export interface PtxFunc {
   kind: 'func'
   name: string

@@ -118,6 +118,15 @@ const bad: BadRow[] = [
   { name: 'empty pragma', module: entry({ pragmas: [''] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.pragmas\[0\]: /) },
   { name: 'module pragma with a newline', module: { target: 'sm_90', pragmas: ['a\nb'], functions: [] }, error: range('ERR_PTX_INVALID_VALUE', /^pragmas\[0\]: /) },
   { name: 'two-line comment', module: body({ kind: 'comment', text: 'a\nret;' }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.text: a comment must be one line/) },
+  // ptxas: "Unexpected non-ASCII character encountered", and a NUL is its "Unexpected EOF".
+  { name: 'non-ASCII comment', module: body({ kind: 'comment', text: 'héllo ✓' }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.text: a comment must be printable ASCII/) },
+  { name: 'comment with U+2028', module: body({ kind: 'comment', text: 'a\u2028b' }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.text: a comment must be printable ASCII/) },
+  { name: 'comment with a NUL', module: body({ kind: 'comment', text: 'a\0b' }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.text: a comment must be printable ASCII/) },
+  // A .func's prototype may precede its definition (below), with the same head; nothing else repeats.
+  { name: 'a prototype, then a definition with another head', module: { target: 'sm_90', functions: [{ kind: 'func', name: 'f', params: [{ name: 'x', type: 'u32' }] }, { kind: 'func', name: 'f', params: [], body: [] }] }, error: range('ERR_PTX_DUPLICATE_NAME', /^functions\[1\]\.name: "f" is declared with another head than its prototype's \(\.func f\(/) },
+  { name: 'a definition, then a prototype', module: { target: 'sm_90', functions: [{ kind: 'func', name: 'f', params: [], body: [] }, { kind: 'func', name: 'f', params: [] }] }, error: range('ERR_PTX_DUPLICATE_NAME', /^functions\[1\]\.name: "f" is declared twice/) },
+  { name: 'two definitions after a prototype', module: { target: 'sm_90', functions: [{ kind: 'func', name: 'f', params: [] }, { kind: 'func', name: 'f', params: [], body: [] }, { kind: 'func', name: 'f', params: [], body: [] }] }, error: range('ERR_PTX_DUPLICATE_NAME', /^functions\[2\]\.name: "f" is declared twice/) },
+  { name: 'an entry named as a prototype', module: { target: 'sm_90', functions: [{ kind: 'func', name: 'k', params: [] }, { kind: 'entry', name: 'k', params: [], body: [] }] }, error: range('ERR_PTX_DUPLICATE_NAME', /^functions\[1\]\.name: "k" is declared twice/) },
   { name: 'local .global variable', module: body({ kind: 'var', variable: { space: 'global', name: 'g', type: 'u32' } }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.variable\.space: \.global is not allowed here/) },
   { name: 'nested block statement', module: body({ kind: 'block', body: [{ kind: 'inst', opcode: 'r e t', operands: [] }] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.body\[0\]\.opcode: /) },
   { name: 'too-old version', module: { target: 'sm_110', version: '8.8', functions: [] }, error: range('ERR_PTX_VERSION_TOO_OLD', /^version: PTX ISA 8\.8 is too old for target sm_110/) },
@@ -125,4 +134,20 @@ const bad: BadRow[] = [
 
 t.test('malformed modules are errors naming the field', async (t) => {
   for (const row of bad) t.throws(() => printModule(row.module as PtxModule), row.error, row.name)
+})
+
+// Functions that call each other need a prototype first (printModule refused it as a duplicate).
+t.test('a .func prototype, repeated, then its definition: printed, and ptxas assembles it', async (t) => {
+  const module: PtxModule = { target: 'sm_90', functions: [
+    { kind: 'func', name: 'f', params: [] },
+    { kind: 'func', name: 'f', params: [] },
+    { kind: 'func', name: 'g', params: [], body: [ins('call', 'f'), ins('ret')] },
+    { kind: 'entry', name: 'k', params: [], body: [ins('call', 'g'), ins('ret')] },
+    { kind: 'func', name: 'f', params: [], body: [ins('call', 'g'), ins('ret')] },
+  ] }
+  const text = printModule(module)
+  t.equal(text.split('\n').filter((line) => line.startsWith('.func f(')).length, 3, 'two prototypes and the definition')
+  if (skipWithoutPtxas !== false) return
+  const { result, stderr } = assemble(text, 'sm_90', ['-c'])
+  t.equal(result.exitCode, 0, 'ptxas assembles it', { stderr })
 })
