@@ -94,5 +94,6 @@ function unterminated(field: string, kind: 'single' | 'double', at: number): Typ
  * argv"). Nothing else needs escaping because splitCommand expands nothing.
  */
 export function quoteForSplit(value: string): string {
+  requireString('value', value)
   return `"${value.replace(/["\\]/g, (m) => '\\' + m)}"`
 }

@@ -80,6 +80,9 @@ t.test('splitCommand agrees with sh -c printf on random inputs', async (t) => {
 })
 
 t.test('quoteForSplit gives any string back as exactly one word', async (t) => {
+  for (const value of [null, 5, undefined]) {
+    t.throws(() => quoteForSplit(value as unknown as string), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', field: 'value' }, `${value} (was a TypeError without a code)`)
+  }
   fc.assert(
     fc.property(fc.string({ unit: fc.constantFrom('a', ' ', '\t', '\n', '"', "'", '\\', '$', '`', 'é'), maxLength: 20 }), (s) => {
       const words = splitCommand(`x ${quoteForSplit(s)} y`)

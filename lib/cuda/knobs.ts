@@ -119,6 +119,7 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** Parse the text of a knobs file; throws KnobFileError for anything ptxas would reject. */
 export function parseKnobFile(text: string, options: ParseKnobOptions = {}): KnobFile {
   requireString('text', text)
+  requireObject('options', options)
   const source = options.source ?? '<input>'
   requireString('source', source)
   const knobTypes = normalizeKnobTypes(options.knobTypes)

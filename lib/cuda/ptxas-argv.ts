@@ -84,12 +84,13 @@ export function buildBasePtxOptions(options: Pick<PtxasArgvOptions, 'hostCodePat
   let base = ''
   const knobs = knobsFileFromEnv(env)
   if (knobs !== null) {
+    requireNoNul('env.PTX_KNOBS_PATH', requireString('env.PTX_KNOBS_PATH', knobs))
     // tileiras writes this path unquoted. That is the same string for any ordinary path; a path
     // with blanks, quotes or backslashes is quoted, or it would reach ptxas split into pieces.
     base += ` --knobs-file=${/[\s'"\\]/.test(knobs) ? quoteForSplit(knobs) : knobs}`
   }
   if (options.hostCodePath !== undefined) {
-    base += ` --nv-host=${quoteForSplit(requireString('hostCodePath', options.hostCodePath))}`
+    base += ` --nv-host=${quoteForSplit(requireNoNul('hostCodePath', requireString('hostCodePath', options.hostCodePath)))}`
   }
   base += ` ${options.basePtxOptions === undefined ? '' : requireString('basePtxOptions', options.basePtxOptions)}`
   return base

@@ -134,6 +134,8 @@ export function normalizeModule(module: PtxModule): NormalizedModule {
       const loose = fn as PtxFunction & { launchBounds?: LaunchBounds; pragmas?: readonly string[] }
       if (loose.launchBounds === undefined && loose.pragmas === undefined) return fn
       const { launchBounds, pragmas, ...rest } = loose
+      if (pragmas !== undefined && !Array.isArray(pragmas)) throw ptxTypeError(`${field}.pragmas`, 'an array of pragma strings', pragmas)
+      if (launchBounds !== undefined && (typeof launchBounds !== 'object' || launchBounds === null)) throw ptxTypeError(`${field}.launchBounds`, 'an object', launchBounds)
       const names = [
         ...Object.keys(launchBounds ?? {}).map((k) => `.${k}`),
         ...(pragmas ?? []).map((p) => `.pragma "${p}"`),

@@ -172,6 +172,7 @@ class Printer {
           this.lines.push(`${indent}${param(s.param, `${at}.param`, false)};`)
           break
         case 'block':
+          if (depth > MAX_NESTING) throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${at}.body`, `blocks nest deeper than ${MAX_NESTING}`)
           this.lines.push(`${indent}{`)
           this.statements(array(s.body, `${at}.body`), `${at}.body`, depth + 1)
           this.lines.push(`${indent}}`)
@@ -207,6 +208,7 @@ function instruction(s: Instruction, field: string): string {
   }
   let guard = ''
   if (s.guard !== undefined) {
+    if (typeof s.guard !== 'object' || s.guard === null) throw ptxTypeError(`${field}.guard`, 'an object { pred, negate? }', s.guard)
     const pred = registerName(s.guard.pred, `${field}.guard.pred`)
     guard = `@${s.guard.negate === true ? '!' : ''}${pred} `
   }
@@ -214,8 +216,12 @@ function instruction(s: Instruction, field: string): string {
   return operands.length === 0 ? `${guard}${s.opcode}` : `${guard}${s.opcode} ${operands.join(', ')}`
 }
 
-function operand(o: Operand, field: string): string {
+/** How deep blocks, and operands within operands, may nest: well past any real kernel, short of the stack. */
+const MAX_NESTING = 1000
+
+function operand(o: Operand, field: string, depth = 0): string {
   if (typeof o !== 'object' || o === null) throw ptxTypeError(field, 'an operand object', o)
+  if (depth > MAX_NESTING) throw ptxRangeError('ERR_PTX_INVALID_VALUE', field, `operands nest deeper than ${MAX_NESTING}`)
   switch (o.kind) {
     case 'reg':
       return registerName(o.name, `${field}.name`)
@@ -231,9 +237,9 @@ function operand(o: Operand, field: string): string {
       return `[${base}+${o.offset}]`
     }
     case 'vec':
-      return `{${array(o.elems, `${field}.elems`).map((e, i) => operand(e, `${field}.elems[${i}]`)).join(', ')}}`
+      return `{${array(o.elems, `${field}.elems`).map((e, i) => operand(e, `${field}.elems[${i}]`, depth + 1)).join(', ')}}`
     case 'list':
-      return `(${array(o.elems, `${field}.elems`).map((e, i) => operand(e, `${field}.elems[${i}]`)).join(', ')})`
+      return `(${array(o.elems, `${field}.elems`).map((e, i) => operand(e, `${field}.elems[${i}]`, depth + 1)).join(', ')})`
     default:
       throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.kind`, `unknown operand kind ${JSON.stringify((o as { kind?: unknown }).kind)}`)
   }

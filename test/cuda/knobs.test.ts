@@ -91,6 +91,7 @@ t.test('fatal messages, verbatim', async (t) => {
     t.throws(() => parseKnobFile(text), { name: 'KnobFileError', code, message, source: '<input>' }, name)
   }
   t.throws(() => parseKnobFile('A', { source: '/etc/k.cfg' }), { message: 'Knobs header not found in /etc/k.cfg' }, '%s is the source')
+  t.throws(() => parseKnobFile('[knobs]', null as unknown as object), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', field: 'options' }, 'options null (was a TypeError without a code)')
   try {
     parseKnobFile('pre\n[knobs]\nA=1\n  B-C=2')
     t.fail('should throw')

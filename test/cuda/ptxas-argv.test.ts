@@ -105,6 +105,10 @@ t.test('bad input', async (t) => {
     ['basePtxOptions unterminated quote', { gpuName: 'sm_100', ptx: PTX, basePtxOptions: '"-v' }, 'ERR_INVALID_ARG_VALUE', 'basePtxOptions'],
     ['hostCodePath not a string', { gpuName: 'sm_100', ptx: PTX, hostCodePath: 1 }, 'ERR_INVALID_ARG_TYPE', 'hostCodePath'],
     ['env not an object', { gpuName: 'sm_100', ptx: PTX, env: 'PATH=/bin' }, 'ERR_INVALID_ARG_TYPE', 'env'],
+    // Each named as given (these were reported as basePtxOptions, or without a code at all).
+    ['hostCodePath with NUL', { gpuName: 'sm_100', ptx: PTX, hostCodePath: '/a\0b' }, 'ERR_INVALID_ARG_VALUE', 'hostCodePath'],
+    ['PTX_KNOBS_PATH with NUL', { gpuName: 'sm_100', ptx: PTX, env: { MLIR_ENABLE_EVO: '1', PTX_KNOBS_PATH: '/k\0' } }, 'ERR_INVALID_ARG_VALUE', 'env.PTX_KNOBS_PATH'],
+    ['PTX_KNOBS_PATH not a string', { gpuName: 'sm_100', ptx: PTX, env: { MLIR_ENABLE_EVO: '1', PTX_KNOBS_PATH: 7 } }, 'ERR_INVALID_ARG_TYPE', 'env.PTX_KNOBS_PATH'],
   ]
   for (const [name, options, code, field] of rows) {
     t.throws(() => buildPtxasArgv(options as PtxasArgvOptions), { code, field }, name)

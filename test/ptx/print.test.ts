@@ -71,6 +71,12 @@ const entry = (fields: Record<string, unknown>): unknown => ({
 const body = (...statements: unknown[]): unknown => entry({ body: statements })
 const inst = (opcode: unknown, ...operands: unknown[]): unknown => ({ kind: 'inst', opcode, operands })
 
+/** `leaf` wrapped `depth` times (a stack overflow, with no code, past a few thousand). */
+const nested = (depth: number, wrap: (inner: unknown) => unknown, leaf: unknown): unknown => {
+  let value = leaf
+  for (let i = 0; i < depth; i++) value = wrap(value)
+  return value
+}
 const range = (code: string, message: RegExp) => ({ name: 'RangeError', code, message })
 const type = (message: RegExp) => ({ name: 'TypeError', code: 'ERR_PTX_INVALID_ARG_TYPE', message })
 
@@ -111,6 +117,10 @@ const bad: BadRow[] = [
   { name: 'immediate type', module: body(inst('mov.f32', { kind: 'reg', name: '%f1' }, { kind: 'imm', value: 1, type: 'f16' })), error: range('ERR_PTX_INVALID_VALUE', /operands\[1\]\.type: /) },
   { name: 'address offset', module: body(inst('ld.u32', { kind: 'reg', name: '%r1' }, { kind: 'addr', base: '%rd1', offset: 1.5 })), error: range('ERR_PTX_INVALID_VALUE', /operands\[1\]\.offset: /) },
   { name: 'nested vector element', module: body(inst('mov.b64', { kind: 'vec', elems: [{ kind: 'reg', name: 'bad name' }] })), error: range('ERR_PTX_INVALID_IDENTIFIER', /operands\[0\]\.elems\[0\]\.name: /) },
+  { name: 'guard null', module: body({ kind: 'inst', opcode: 'ret', operands: [], guard: null }), error: type(/^functions\[0\]\.body\[0\]\.guard: /) },
+  { name: '.func pragmas not an array', module: { target: 'sm_90', functions: [{ kind: 'func', name: 'f', params: [], pragmas: 'nounroll' }] }, error: type(/^functions\[0\]\.pragmas: /) },
+  { name: 'blocks 1,001 deep', module: body(nested(1001, (inner) => ({ kind: 'block', body: [inner] }), { kind: 'inst', opcode: 'ret', operands: [] })), error: range('ERR_PTX_INVALID_VALUE', /: blocks nest deeper than 1000$/) },
+  { name: 'vectors 1,001 deep', module: body(inst('mov.b32', { kind: 'reg', name: '%r1' }, nested(1001, (inner) => ({ kind: 'vec', elems: [inner] }), { kind: 'reg', name: '%r2' }))), error: range('ERR_PTX_INVALID_VALUE', /: operands nest deeper than 1000$/) },
   { name: 'guard register', module: body({ kind: 'inst', opcode: 'ret', operands: [], guard: { pred: '!%p1' } }), error: range('ERR_PTX_INVALID_IDENTIFIER', /^functions\[0\]\.body\[0\]\.guard\.pred: /) },
   { name: 'register count 0', module: body({ kind: 'reg', type: 'b32', name: '%r', count: 0 }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.count: /) },
   { name: 'label name', module: body({ kind: 'label', name: 'L 1' }), error: range('ERR_PTX_INVALID_IDENTIFIER', /^functions\[0\]\.body\[0\]\.name: /) },
@@ -134,6 +144,11 @@ const bad: BadRow[] = [
 
 t.test('malformed modules are errors naming the field', async (t) => {
   for (const row of bad) t.throws(() => printModule(row.module as PtxModule), row.error, row.name)
+})
+
+t.test('blocks and operands 1,000 deep print', async (t) => {
+  t.doesNotThrow(() => printModule(body(nested(1000, (inner) => ({ kind: 'block', body: [inner] }), { kind: 'inst', opcode: 'ret', operands: [] })) as PtxModule))
+  t.doesNotThrow(() => printModule(body(inst('mov.b32', { kind: 'reg', name: '%r1' }, nested(1000, (inner) => ({ kind: 'vec', elems: [inner] }), { kind: 'reg', name: '%r2' }))) as PtxModule))
 })
 
 // Functions that call each other need a prototype first (printModule refused it as a duplicate).
