@@ -21,7 +21,14 @@ const PHDR_SIZE = 56
  * table, section or segment claims, which for a ptxas cubin is the whole file.
  */
 export function cubinExtent(buffer: Uint8Array, at = 0): number {
-  const b = Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+  return extent(Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength), at, { left: Infinity })
+}
+
+/**
+ * cubinExtent's work, its table entries counted against `work`: -2 (and no entry read) when this
+ * candidate's tables, which fit in the buffer, would take more entries than are left.
+ */
+function extent(b: Buffer, at: number, work: { left: number }): number {
   const avail = b.length - at
   if (at < 0 || avail < EHDR_SIZE) return -1
   if (!b.subarray(at, at + 4).equals(ELF_MAGIC)) return -1
@@ -38,14 +45,15 @@ export function cubinExtent(buffer: Uint8Array, at = 0): number {
   if (shnum === 0 || shentsize !== SHDR_SIZE || shstrndx >= shnum) return -1
   if (phnum > 0 && phentsize !== PHDR_SIZE) return -1
 
-  let extent = EHDR_SIZE
+  let end = EHDR_SIZE
   const claim = (start: number, length: number): boolean => {
     if (start < 0 || length < 0 || start + length > avail) return false
-    extent = Math.max(extent, start + length)
+    end = Math.max(end, start + length)
     return true
   }
   if (!claim(shoff, shnum * SHDR_SIZE)) return -1
   if (phnum > 0 && !claim(phoff, phnum * PHDR_SIZE)) return -1
+  if ((work.left -= shnum + phnum) < 0) return -2
   for (let i = 0; i < shnum; i++) {
     const sh = at + shoff + i * SHDR_SIZE
     if (b.readUInt32LE(sh + 4) === SHT_NOBITS) continue
@@ -55,7 +63,7 @@ export function cubinExtent(buffer: Uint8Array, at = 0): number {
     const ph = at + phoff + i * PHDR_SIZE
     if (!claim(offset(b.readBigUInt64LE(ph + 8)), offset(b.readBigUInt64LE(ph + 32)))) return -1
   }
-  return extent
+  return end
 }
 
 export interface SplitOutput {
@@ -67,10 +75,18 @@ export interface SplitOutput {
   cubinOffset: number
 }
 
-/** Split a merged stdout+stderr buffer into the cubin (the first valid one) and the text around it. */
+/**
+ * Split a merged stdout+stderr buffer into the cubin (the first valid one) and the text around it.
+ * The table entries read for all candidates together are bounded by the buffer's size: a cubin's
+ * tables take at most its size / 56 entries, but headers that pass the first checks and share one
+ * long table, each read to its last entry, would cost candidates × entries (a hostile tool's
+ * megabyte: seconds of a held event loop). Past the bound the buffer is taken to hold no cubin.
+ */
 export function splitMergedOutput(buffer: Buffer): SplitOutput {
+  const work = { left: 2 * Math.ceil(buffer.length / PHDR_SIZE) + 0x20000 }
   for (let at = buffer.indexOf(ELF_MAGIC); at >= 0; at = buffer.indexOf(ELF_MAGIC, at + 1)) {
-    const length = cubinExtent(buffer, at)
+    const length = extent(buffer, at, work)
+    if (length === -2) break
     if (length < 0) continue
     return {
       cubin: Buffer.from(buffer.subarray(at, at + length)),

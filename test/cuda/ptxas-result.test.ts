@@ -49,6 +49,36 @@ t.test('splitMergedOutput: the ELF found by its magic, the text around it is the
   }
 })
 
+/**
+ * `count` ELF headers 64 bytes apart that pass the header checks and share one table of `entries`
+ * section headers (each an empty section, the last one past the buffer): every candidate is read
+ * to its last entry before it fails.
+ */
+function decoys(count: number, entries: number): Buffer {
+  const table = 64 * count
+  const b = Buffer.alloc(table + 64 * entries)
+  for (let k = 0; k < count; k++) {
+    const at = 64 * k
+    b.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1], at)
+    b.writeUInt16LE(190, at + 18); b.writeUInt32LE(1, at + 20); b.writeUInt16LE(64, at + 52)
+    b.writeBigUInt64LE(BigInt(table - at), at + 40); b.writeUInt16LE(64, at + 58); b.writeUInt16LE(entries, at + 60)
+  }
+  b.writeBigUInt64LE(1n << 52n, table + 64 * (entries - 1) + 24)
+  return b
+}
+
+// Candidates read to the end of one long shared table cost candidates × entries: a hostile tool's
+// megabyte held the loop 12 s. The entries read are bounded by the buffer's size; past that the
+// buffer holds no cubin (a ptxas writes no such headers, so a real cubin is never given up).
+t.test('splitMergedOutput reads a bounded number of table entries, whatever the candidates', async (t) => {
+  const few = Buffer.concat([decoys(4, 64), CUBIN])
+  t.same(splitMergedOutput(few).cubin, CUBIN, 'a cubin after a few candidates that fail is found')
+  const many = Buffer.concat([decoys(4096, 4096), CUBIN])
+  const split = splitMergedOutput(many)
+  t.same([split.cubin, split.cubinOffset, split.diagnostics.length], [null, -1, many.length], 'past the bound (4,096 × 4,096 entries for a 512 KiB buffer), no cubin: the whole buffer is text')
+  t.equal(cubinExtent(many, many.length - CUBIN.length), CUBIN.length, 'cubinExtent of one candidate has no bound')
+})
+
 t.test("decodeToolResult: the contract's exit-code table", async (t) => {
   const enoent = { stage: 'exec' as const, code: 'ENOENT', errno: 2, message: "Couldn't execute 'ptxas': No such file or directory" }
   const eacces = { stage: 'exec' as const, code: 'EACCES', errno: 13, message: "Couldn't execute 'ptxas': Permission denied" }
