@@ -152,14 +152,13 @@ bool LiftAboveStdio(int &fd, int lowest = 3) {
   return true;
 }
 
-// Both ends land at `lowest` or above (3 by default: see LiftAboveStdio; 4 for pipes that must
-// not sit where a measured child's report fd goes).
-bool MakePipe(int &readEnd, int &writeEnd, int lowest = 3) {
+// Both ends land at 3 or above (see LiftAboveStdio).
+bool MakePipe(int &readEnd, int &writeEnd) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) return false;
   readEnd = p[0];
   writeEnd = p[1];
-  if (!LiftAboveStdio(readEnd, lowest) || !LiftAboveStdio(writeEnd, lowest)) {
+  if (!LiftAboveStdio(readEnd) || !LiftAboveStdio(writeEnd)) {
     int e = errno;
     CloseFd(readEnd);
     CloseFd(writeEnd);
@@ -658,7 +657,7 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
   // glibc's file actions take only fds below the fd limit: with a target at its top (1023 under
   // 1024) there is nothing from `next` up to close, unless fds above the limit were opened before
   // it was lowered, which only close_range (the fork path) can reach.
-  if (next < getdtablesize() || InheritableFrom(next)) sa.Check(posix_spawn_file_actions_addclosefrom_np(&sa.actions, next));
+  if (fds.keep.empty() || next < getdtablesize() || InheritableFrom(next)) sa.Check(posix_spawn_file_actions_addclosefrom_np(&sa.actions, next));
 
   // Every signal to SIG_DFL in the child. sigfillset leaves out glibc's two internal signals
   // (SIGRTMIN-2 and -1, i.e. 32 and 33), and for signals not in the set glibc's child sets those
