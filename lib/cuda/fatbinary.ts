@@ -7,7 +7,8 @@ import { spawnChild } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { readFatbin } from '../elf/fatbin.js'
 import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
-import { withPrivateTempFile } from './temp-file.js'
+import { invalidType, requireObject } from '../errors.js'
+import { checkBaseName, withPrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
 /** Seconds for a few megabytes of copying; anything longer is stuck. */
@@ -48,6 +49,16 @@ export interface FatbinaryRun {
 
 /** Run fatbinary on `images`, in their order. Throws only for bad input (TypeError). */
 export async function runFatbinaryAsync(images: readonly FatbinaryInput[], options: RunFatbinaryOptions = {}): Promise<FatbinaryRun> {
+  requireObject('options', options)
+  if (!Array.isArray(images)) throw invalidType('images', 'an array of { kind, gpuName, fileName, data }', images)
+  for (const [i, image] of images.entries()) {
+    requireObject(`images[${i}]`, image)
+    // Each image's file is made in a private directory of its own: a plain name stays inside it.
+    checkBaseName(`images[${i}].fileName`, image.fileName)
+    if (typeof image.data !== 'string' && !(image.data instanceof Uint8Array)) throw invalidType(`images[${i}].data`, 'a Uint8Array or string', image.data)
+  }
+  // kind and gpuName, before any file is made (the files' own paths are checked once they exist).
+  buildFatbinaryArgv(images.map((image) => ({ kind: image.kind, gpuName: image.gpuName, file: image.fileName })), options)
   return withImageFiles(images, options.tempRoot, [], async (files) => {
     const argv = buildFatbinaryArgv(images.map((image, i) => ({ kind: image.kind, gpuName: image.gpuName, file: files[i] })), options)
     const spec: ChildSpec = {

@@ -58,6 +58,7 @@ export function checkBaseName(field: string, name: unknown): string {
  * is removed and a TempFileError says why.
  */
 export function createPrivateTempFile(name: string, data: string | Uint8Array, tempRoot: string = tmpdir()): PrivateTempFile {
+  checkBaseName('name', name) // a '/' or '..' would put the file outside its private directory
   let dir: string
   try {
     dir = mkdtempSync(join(tempRoot, 'tileharness-'))

@@ -1,0 +1,33 @@
+// runFatbinaryAsync's input: every image's file is made in a private temp directory of its own,
+// so its name must be a plain file name; everything is checked before any file is made.
+import t from 'tap'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { runFatbinaryAsync, type FatbinaryInput } from '../../lib/cuda/fatbinary.js'
+import { fakeTool, scratchDir } from '../fixtures/cuda/helpers.js'
+
+t.test('bad images are TypeErrors naming the field, and no file is made anywhere', async (t) => {
+  const dir = scratchDir(t)
+  const tempRoot = join(dir, 'a', 'b')
+  mkdirSync(tempRoot, { recursive: true })
+  // Runs when it should not have: says so in a file.
+  const fatbinary = fakeTool(dir, 'fatbinary', `touch '${join(dir, 'ran')}'`)
+  const image: FatbinaryInput = { kind: 'elf', gpuName: 'sm_100', fileName: 'k.sm_100.cubin', data: 'PAYLOAD' }
+  const rows: Array<[string, unknown, string, string]> = [
+    // '../../escaped.cubin' was written two levels above its private directory, and left there.
+    ['a name that climbs out', [{ ...image, fileName: '../../escaped.cubin' }], 'ERR_INVALID_ARG_VALUE', 'images[0].fileName'],
+    ['a name with a slash', [image, { ...image, fileName: 'x/y' }], 'ERR_INVALID_ARG_VALUE', 'images[1].fileName'],
+    ['an empty name (was EEXIST from the temp file)', [{ ...image, fileName: '' }], 'ERR_INVALID_ARG_VALUE', 'images[0].fileName'],
+    ['data a number (fatbinary was started)', [{ ...image, data: 42 }], 'ERR_INVALID_ARG_TYPE', 'images[0].data'],
+    ['an image null', [null], 'ERR_INVALID_ARG_TYPE', 'images[0]'],
+    ['images not an array', 'k.cubin', 'ERR_INVALID_ARG_TYPE', 'images'],
+    ['a bad gpuName, after a good image', [image, { ...image, fileName: 'k2.cubin', gpuName: 'compute_100' }], 'ERR_INVALID_ARG_VALUE', 'images[1].gpuName'],
+  ]
+  for (const [name, images, code, field] of rows) {
+    await t.rejects(runFatbinaryAsync(images as FatbinaryInput[], { fatbinary, tempRoot }), { code, field }, name)
+  }
+  await t.rejects(runFatbinaryAsync([image], null as unknown as object), { code: 'ERR_INVALID_ARG_TYPE', field: 'options' }, 'options null')
+  t.same(readdirSync(tempRoot), [], 'no temp directory was made')
+  t.notOk(existsSync(join(dir, 'a', 'escaped.cubin')), 'nothing escaped (it had been written to tempRoot/..)')
+  t.notOk(existsSync(join(dir, 'ran')), 'fatbinary never ran')
+})
