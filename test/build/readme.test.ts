@@ -71,4 +71,12 @@ t.test('the npm package carries the LICENSE, MIT as package.json says', async t 
   t.equal(r.exitCode, 0, r.stderr.toString())
   const files = (JSON.parse(r.stdout.toString())[0].files as Array<{ path: string }>).map(f => f.path)
   for (const file of ['LICENSE', 'README.md', 'package.json', 'dist/cli/main.js', 'binding.gyp']) t.ok(files.includes(file), `the tarball has ${file}`)
+  // A build from source (no prebuild matches) reads every file the two build descriptions name:
+  // scripts/build-helper.sh was left out, so every such install failed ("No rule to make target").
+  const named = new Set([
+    ...fs.readFileSync(path.join(REPO_ROOT, 'binding.gyp'), 'utf8').matchAll(/"((?:native|scripts)\/[\w.-]+)"/g),
+    ...fs.readFileSync(path.join(REPO_ROOT, 'CMakeLists.txt'), 'utf8').matchAll(/\b((?:native|scripts)\/[\w.-]+)/g),
+  ].map(m => m[1]!))
+  t.ok(named.has('scripts/build-helper.sh') && named.has('native/exec-helper.c'), 'the builds name the helper\'s script and source')
+  for (const file of named) t.ok(files.includes(file), `the tarball has ${file}, which a build from source reads`)
 })
