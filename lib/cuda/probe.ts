@@ -63,10 +63,17 @@ export class PtxasProbeError extends Error {
 }
 
 const cache = new Map<string, PtxasProbe>()
+/**
+ * The binaries that did not answer, keyed as `cache`, with the budget they had: asked again only
+ * with a longer budget than one they ran out of (a failure that was not a timeout stands).
+ */
+const failures = new Map<string, { error: PtxasProbeError; timeout: number }>()
 
 /**
  * Probe a ptxas; returns null when there is none to probe. The answer is cached per binary
- * (real path, inode, size and mtime), so a ptxas replaced in place is asked again.
+ * (real path, inode, size and mtime), so a ptxas replaced in place is asked again. So is a
+ * failure (PtxasProbeError): a binary that did not answer is not asked again, unless it ran out
+ * of time and this probe has a longer budget (a hung ptxas costs one timeout, not one per check).
  */
 export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
   requireObject('options', options)
@@ -83,6 +90,8 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
   if (key === null) return null
   const cached = cache.get(key)
   if (cached !== undefined) return cached
+  const failed = failures.get(key)
+  if (failed !== undefined && (!failed.error.result.timedOut || (timeout > 0 && timeout <= failed.timeout))) throw failed.error
 
   // One budget for the three questions. Each runs on the default launch, whose death signal
   // takes the child with this process if it is killed meanwhile (a ^C during a probe).
@@ -98,7 +107,11 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
       stderr: 'pipe',
       timeout: deadline > 0 ? Math.max(1, Math.ceil(deadline - performance.now())) : 0,
     })
-    if (result.exitCode !== 0) throw new PtxasProbeError(path, flag, result)
+    if (result.exitCode !== 0) {
+      const error = new PtxasProbeError(path, flag, result)
+      failures.set(key, { error, timeout })
+      throw error
+    }
     return result.stdout.toString('utf8')
   }
   const versionText = ask('--version')
@@ -114,6 +127,7 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
 /** Forget every cached probe (for tests, or after installing a new toolkit). */
 export function clearPtxasProbeCache(): void {
   cache.clear()
+  failures.clear()
 }
 
 /** "Cuda compilation tools, release 13.0, V13.0.88" → release '13.0', version '13.0.88'. */

@@ -149,6 +149,35 @@ t.test('probePtxas: none found, and one that does not answer', async (t) => {
   t.throws(() => probePtxas({ timeout: 2 ** 31 }), { code: 'ERR_OUT_OF_RANGE', field: 'timeout', message: /from 0 to 2147483647/ })
 })
 
+// A failed probe was not kept: each of a compile's checks (the CLI's target check, create's, the
+// ptxasOptions check) asked a hung ptxas again, for its whole budget each time (121 s before the
+// compile began, with the default 60 s).
+t.test('a ptxas that does not answer is asked once per binary, again only with a longer budget than it ran out of', async (t) => {
+  const dir = scratchDir(t)
+  const count = join(dir, 'count')
+  clearPtxasProbeCache()
+  const broken = fakeTool(dir, 'broken', `echo x >> '${count}'; exit 255`)
+  const first = t.throws(() => probePtxas({ ptxas: broken }), PtxasProbeError) as unknown as PtxasProbeError
+  t.throws(() => probePtxas({ ptxas: broken }), { message: `${broken} --version failed: exit status 255` })
+  t.equal(readFileLines(count), 1, 'asked once: a failure that is not a timeout stands')
+  appendFileSync(broken, '\n# changed\n')
+  t.throws(() => probePtxas({ ptxas: broken }), PtxasProbeError)
+  t.equal(readFileLines(count), 2, 'a binary changed in place is asked again')
+  t.ok(first)
+
+  const hangsCount = join(dir, 'hangs-count')
+  const hangs = fakeTool(dir, 'hangs', `echo x >> '${hangsCount}'; exec sleep 30`)
+  t.throws(() => probePtxas({ ptxas: hangs, timeout: 200 }), { name: 'PtxasProbeError', message: /--version failed: Child timed out/ })
+  t.throws(() => probePtxas({ ptxas: hangs, timeout: 200 }), PtxasProbeError)
+  t.throws(() => probePtxas({ ptxas: hangs, timeout: 100 }), PtxasProbeError)
+  t.equal(readFileLines(hangsCount), 1, 'not asked again with the same budget, or a shorter one')
+  t.throws(() => probePtxas({ ptxas: hangs, timeout: 400 }), PtxasProbeError)
+  t.equal(readFileLines(hangsCount), 2, 'asked again with a longer one')
+  clearPtxasProbeCache()
+  t.throws(() => probePtxas({ ptxas: hangs, timeout: 200 }), PtxasProbeError)
+  t.equal(readFileLines(hangsCount), 3, 'clearPtxasProbeCache forgets failures too')
+})
+
 function readFileLines(path: string): number {
   try {
     return (readFileSync(path, 'utf8').match(/\n/g) ?? []).length
