@@ -92,7 +92,8 @@ export function memoizedFindTool(find: ToolFinder = findTool): ToolFinder {
 export function searchPath(name: string, env: Env = process.env): string | null {
   if (name.length === 0) return null
   if (name.includes('/')) return isExecutableFile(name) ? resolve(name) : null
-  const pathVar = env.PATH
+  requireObject('env', env)
+  const pathVar = envString(env, 'PATH')
   if (pathVar === undefined) return null
   for (const entry of pathVar.split(delimiter)) {
     const candidate = join(entry === '' ? '.' : entry, name)
@@ -119,6 +120,14 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
+/** An env object whose variables read here (PATH and the toolkit roots) are strings where set. */
 function checkEnv(env: unknown): void {
   requireObject('env', env)
+  for (const variable of ['PATH', ...CUDA_ROOT_VARIABLES]) envString(env as Env, variable)
+}
+
+function envString(env: Env, variable: string): string | undefined {
+  const value = env[variable]
+  if (value !== undefined && typeof value !== 'string') throw invalidType(`env.${variable}`, 'a string', value)
+  return value
 }

@@ -226,6 +226,7 @@ t.test('create: fields the contract does not check are programming errors (TypeE
     ['name not a C identifier', { ...BASE, name: 'my-kernel' }, 'ERR_INVALID_ARG_VALUE', 'name'],
     ['onDiagnostic not a function', { ...BASE, onDiagnostic: 'stderr' }, 'ERR_INVALID_ARG_TYPE', 'onDiagnostic'],
     ['env not an object', { ...BASE, env: 'PATH=/bin' }, 'ERR_INVALID_ARG_TYPE', 'env'],
+    ['an env value not a string (was found only by the compile)', { ...BASE, env: { HOME: '/root', DEBUG: 1 } }, 'ERR_INVALID_ARG_TYPE', 'env.DEBUG'],
     ['ptxas empty', { ...BASE, ptxas: '' }, 'ERR_INVALID_ARG_VALUE', 'ptxas'],
   ]
   for (const [name, config, code, field] of rows) {

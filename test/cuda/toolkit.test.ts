@@ -63,6 +63,14 @@ t.test('findTool: PATH first, then <root>/bin', async (t) => {
 
   t.throws(() => findTool('nvcc' as 'ptxas', {}), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', field: 'name' })
   t.throws(() => findTool('ptxas', null as unknown as Record<string, string>), { code: 'ERR_INVALID_ARG_TYPE', field: 'env' })
+  // The variables read here, when set, are strings ('pathVar.split is not a function', or Node's
+  // own 'The "path" argument must be of type string', and resolveCudaRoot gave { root: 42 }).
+  const numbers = (variable: string) => ({ PATH: '/usr/bin', [variable]: 42 }) as unknown as Record<string, string>
+  for (const variable of ['PATH', 'CUDA_ROOT', 'CUDA_HOME', 'CUDA_PATH']) {
+    t.throws(() => findTool('ptxas', numbers(variable)), { code: 'ERR_INVALID_ARG_TYPE', field: `env.${variable}` }, `findTool, ${variable}: 42`)
+    t.throws(() => resolveCudaRoot(numbers(variable)), { code: 'ERR_INVALID_ARG_TYPE', field: `env.${variable}` }, `resolveCudaRoot, ${variable}: 42`)
+  }
+  t.throws(() => searchPath('ptxas', numbers('PATH')), { code: 'ERR_INVALID_ARG_TYPE', field: 'env.PATH' }, 'searchPath, PATH: 42')
 })
 
 t.test('searchPath follows execvp: empty entries are the current directory', async (t) => {

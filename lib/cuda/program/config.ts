@@ -242,7 +242,13 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   if (config.onDiagnostic !== undefined && typeof config.onDiagnostic !== 'function') {
     throw invalidType('onDiagnostic', 'a function', config.onDiagnostic)
   }
-  if (config.env !== undefined) requireObject('env', config.env)
+  if (config.env !== undefined) {
+    requireObject('env', config.env)
+    // The children's environment, checked as a spawn checks it, but at create.
+    for (const [variable, value] of Object.entries(config.env)) {
+      if (value !== undefined && typeof value !== 'string') throw invalidType(`env.${variable}`, 'a string', value)
+    }
+  }
   if (config.ptxas !== undefined && requireNoNul('ptxas', requireString('ptxas', config.ptxas)) === '') {
     throw invalidValue('ptxas', 'must not be empty')
   }
