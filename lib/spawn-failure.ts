@@ -36,6 +36,7 @@ export function spawnFailureHint(file: string, spawnError: SpawnError, env: Reco
   if (stage === 'pipe' && (code === 'EMFILE' || code === 'ENFILE')) return 'the open-file limit (ulimit -n) reached?'
   if ((stage === 'setuid' || stage === 'setgid' || stage === 'setgroups') && code === 'EPERM') return 'only root (CAP_SETUID/CAP_SETGID) can change them'
   if (stage === 'affinity' && code === 'EINVAL') return 'none of those CPUs is online or allowed?'
+  if (stage === 'helper') return 'reinstall or rebuild tileharness, or run without measure'
   if (stage !== 'exec') return null
   switch (code) {
     case 'ENOEXEC':

@@ -83,7 +83,8 @@ namespace th {
   X(Setuid, "setuid")     \
   X(Setpgid, "setpgid")   \
   X(Affinity, "affinity") \
-  X(Terminal, "terminal")
+  X(Terminal, "terminal") \
+  X(Helper, "helper")
 
 // Whose resource usage a result reports: X(Enum, 'js name').
 #define TH_RUSAGE_SOURCES(X)     \

@@ -112,7 +112,7 @@ bool ChildrenAutoReaped() {
 }
 
 int ExitCodeForSpawnFailure(Stage stage, int err) {
-  return stage == Stage::Exec && err == ENOENT ? 127 : 126;
+  return (stage == Stage::Exec || stage == Stage::Helper) && err == ENOENT ? 127 : 126;
 }
 
 void CloseFd(int &fd) {
@@ -898,6 +898,10 @@ Launched Launch(const LaunchSpec &spec) {
       out.reaped = true;
     }
   }
+  // Measured, the launch runs the measuring helper, not the program (whose own exec failure comes
+  // in the helper's report): an exec that failed here is the helper's, unless it was the argv and
+  // environment it carries for the program that were too big (E2BIG: the program's own failure).
+  if (spec.measure && out.stage == Stage::Exec && out.err != E2BIG) out.stage = Stage::Helper;
   if (out.stage != Stage::None) {
     CloseFd(out.stdinW);
     CloseFd(out.stdoutR);

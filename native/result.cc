@@ -41,7 +41,7 @@ napi_value TakeBuffer(napi_env env, Capture &c) {
 
 bool IsChildStage(Stage s) {
   return s == Stage::Exec || s == Stage::Chdir || s == Stage::Open || s == Stage::Dup2 || s == Stage::Setsid ||
-         s == Stage::Rlimit || s == Stage::Signal || s == Stage::Setpgid;
+         s == Stage::Rlimit || s == Stage::Signal || s == Stage::Setpgid || s == Stage::Helper;
 }
 
 }  // namespace

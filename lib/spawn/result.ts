@@ -3,7 +3,7 @@
 // and the spawn-failure stage, here and nowhere else. One pass straight from the numbers: right
 // after a child has run on this CPU the caches are cold, and every object and step in between
 // showed up in the per-spawn cost (scripts/bench).
-import { native, RAW, RUSAGE, RUSAGE_SOURCES, STAGES, type NativeBuffers } from './native.js'
+import { helperPath, native, RAW, RUSAGE, RUSAGE_SOURCES, STAGES, type NativeBuffers } from './native.js'
 import type { NormalizedSpec } from './normalize.js'
 import { decodeWaitStatus, signalDescription } from './status.js'
 import type { ChildResult, SpawnError, SpawnStage } from './types.js'
@@ -44,6 +44,7 @@ function spawnErrorMessage(stage: SpawnStage, description: string, detail: numbe
     case 'setpgid': return spec.ids.processGroup === 0 ? `Couldn't start a new process group: ${description}` : `Couldn't join process group ${spec.ids.processGroup}: ${description}`
     case 'affinity': return `Couldn't pin the child to CPUs ${spec.ids.cpus.join(',')}: ${description}`
     case 'terminal': return `Couldn't give the child a terminal: ${description}`
+    case 'helper': return `Couldn't run the measuring helper '${helperPath}': ${description}`
   }
 }
 

@@ -101,6 +101,7 @@ export interface ChildSpec {
 export type SpawnStage =
   | 'exec' | 'chdir' | 'open' | 'dup2' | 'setsid' | 'rlimit' | 'signal'
   | 'pipe' | 'fork' | 'spawn' | 'setgroups' | 'setgid' | 'setuid' | 'setpgid' | 'affinity' | 'terminal'
+  | 'helper'
 
 export interface SpawnError {
   stage: SpawnStage
