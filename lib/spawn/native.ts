@@ -113,11 +113,17 @@ const override = process.env.TILEHARNESS_ADDON
 const addonPath = override ? path.resolve(override) : load.resolve(packageRoot)
 
 export const native: NativeAddon = override ? (require(addonPath) as NativeAddon) : load(packageRoot)
+// Another package's addon (a bundle whose package root resolves elsewhere, or TILEHARNESS_ADDON
+// pointing at one) declares no boundary at all.
+if (typeof native?.layout !== 'object' || native.layout === null) {
+  throw new Error(`tileharness: ${addonPath} is not tileharness's addon (it declares no layout): rebuild it, or check TILEHARNESS_ADDON`)
+}
 
 // The numbering of the boundary, built from the names the addon declares (native/boundary.h):
 // each name this side uses must be there, or the load fails here rather than decoding wrongly.
 function numbering<const N extends string>(list: string, names: readonly N[]): Record<N, number> {
-  const declared = native.layout[list as keyof NativeAddon['layout']] as string[]
+  const declared = native.layout[list as keyof NativeAddon['layout']] as string[] | undefined
+  if (!Array.isArray(declared)) throw new Error(`tileharness: the addon (${addonPath}) declares no ${list}: rebuild it`)
   const out = {} as Record<N, number>
   for (const name of names) {
     const index = declared.indexOf(name)

@@ -1,6 +1,7 @@
 // The package as users get it: require() and import of the built package, type declarations,
 // and the two native build descriptions agreeing.
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
@@ -57,4 +58,17 @@ t.test('paths from module URLs go through fileURLToPath (a checkout whose path h
   const pathnameOfUrl = new RegExp(['\\.', 'pathname', '\\b'].join(''))  // not spelled out: this file would match
   const bad = files.filter(f => pathnameOfUrl.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').replace(/\/\/.*$/gm, '')))
   t.same(bad, [], 'no source takes the pathname of a URL as a path')
+})
+
+// Another package's addon (a bundle resolving the package root to the consumer's own build/, or
+// TILEHARNESS_ADDON pointing at one): the load says so, where it was "Cannot read properties of
+// undefined (reading 'slots')".
+t.test('an addon that is not tileharness\'s: the load names it and says what to do', async t => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tileharness-foreign-'))
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const foreign = path.join(dir, 'other.js')
+  fs.writeFileSync(foreign, 'module.exports = { hello() {} }\n')
+  const r = spawnChildSync({ file: process.execPath, args: ['-e', "require('tileharness')"], cwd: REPO_ROOT, env: { PATH: process.env.PATH!, TILEHARNESS_ADDON: foreign }, timeout: 60000 })
+  t.equal(r.exitCode, 1)
+  t.match(r.stderr.toString(), `Error: tileharness: ${foreign} is not tileharness's addon (it declares no layout): rebuild it, or check TILEHARNESS_ADDON`)
 })
