@@ -30,7 +30,9 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
     'a socket, a block device)'],
   [3, 'INPUT is not PTX text (Tile IR and MLIR bytecode are named as such)'],
   [5, 'the compile failed: ptxas, fatbinary (several targets, --ptx) or the SASS dump command failed, ' +
-    'could not be started, timed out or was killed (^C, TERM); PTX without a kernel compiled without -c; ' +
+    'could not be started, timed out or was killed (^C, TERM); a --dump-sass command that is empty or ' +
+    'cannot be split into words (checked when the dump is to run, after ptxas, as tileiras checks it); ' +
+    'PTX without a kernel compiled without -c; ' +
     'a temp file it needed could not be made; --host-arch arm64ec (the ' +
     'Program accepts it, and no ARM64EC object can be written); the object could not be written ' +
     'after the compile (a full disk, an output that changed into one that is refused)'],
