@@ -399,6 +399,13 @@ t.test('ptxas missing: the reason says how to point PATH or CUDA_ROOT at a toolk
     '(export PATH=/usr/local/cuda/bin:$PATH) or point CUDA_ROOT at the toolkit (export CUDA_ROOT=/usr/local/cuda)')
   const badRoot = await rejection(Program.create({ ...BASE, env: { PATH: nowhere, CUDA_HOME: join(dir, 'cuda') } }).compile())
   t.match(badRoot.reason, `ptxas was not found on PATH or in $CUDA_HOME/bin (CUDA_HOME=${join(dir, 'cuda')})`)
+  // A ptxas that was found and exits 127 (a wrapper whose own program is missing): status
+  // not-found as the contract reads 127, but not "was not found on PATH", which it was.
+  const wrapperDir = join(dir, 'wrapper')
+  mkdirSync(wrapperDir)
+  fakeTool(wrapperDir, 'ptxas', 'echo "exec: /nonexistent/ptxas: not found" >&2; exit 127')
+  const wrapped = await rejection(Program.create({ ...BASE, env: { PATH: wrapperDir } }).compile())
+  t.same([wrapped.status, wrapped.toolStatus, wrapped.reason, wrapped.diagnostics], [5, 'not-found', DIAGNOSTIC.notFound, 'exec: /nonexistent/ptxas: not found\n'])
 
   // A toolkit named by CUDA_ROOT: its bin/ptxas runs when PATH has none.
   mkdirSync(join(dir, 'toolkit', 'bin'), { recursive: true })

@@ -19,7 +19,7 @@ import { readCubin, type CubinKernel } from '../../elf/cubin.js'
 import { packageCoffObject } from '../../elf/coff.js'
 import { packageHostObject } from '../../elf/package.js'
 import { DIAGNOSTIC } from '../../spawn/index.js'
-import type { ChildRusage } from '../../spawn/types.js'
+import type { ChildResult, ChildRusage } from '../../spawn/types.js'
 import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
 import { runFatbinaryAsync, type FatbinaryInput, type FatbinaryRun } from '../fatbinary.js'
 import { runPtxasAsync, type InputRoute, type PtxasRun } from '../ptxas.js'
@@ -193,7 +193,7 @@ async function runTools(
     })
     if (dump.diagnostics !== '') diagnostics.push([dump.diagnostics, 'dump-sass'])
     if (!dump.ok) {
-      const reason = dump.status === 'not-found' && words[0] === 'nvdisasm' ? toolNotFoundHint('nvdisasm', env) : dump.message
+      const reason = notFoundHere(dump) && words[0] === 'nvdisasm' ? toolNotFoundHint('nvdisasm', env) : dump.message
       throw compileFailed(reason, { diagnostics: dump.diagnostics, tool: 'dump-sass', toolStatus: dump.status })
     }
     sass = dump.sass
@@ -253,7 +253,7 @@ class OwnClock {
 function targetImage(config: ResolvedConfig, gpuName: string, run: PtxasRun, ptxasPath: string, env: Env): TargetImage {
   const which = config.gpuNames.length > 1 ? `${gpuName}: ` : ''
   if (!run.ok || run.cubin === null) {
-    const reason = run.status === 'not-found' && config.ptxas === undefined ? toolNotFoundHint('ptxas', env) : run.message
+    const reason = notFoundHere(run) && config.ptxas === undefined ? toolNotFoundHint('ptxas', env) : run.message
     throw compileFailed(which + reason, { diagnostics: run.diagnostics, tool: 'ptxas', toolStatus: run.status })
   }
   let summary
@@ -323,7 +323,7 @@ async function wrapTargets(
   })
   if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'fatbinary'])
   if (!run.ok || run.fatbin === null) {
-    const reason = run.status === 'not-found' ? toolNotFoundHint('fatbinary', env) : run.message
+    const reason = notFoundHere(run) ? toolNotFoundHint('fatbinary', env) : run.message
     throw compileFailed(reason, { diagnostics: run.diagnostics, tool: 'fatbinary', toolStatus: run.status })
   }
   return {
@@ -384,6 +384,15 @@ function withToolkitNvdisasm(words: string[], env: Env, find: ToolFinder): strin
   if (words[0] !== 'nvdisasm') return words
   const location = find('nvdisasm', env)
   return location === null || location.source === 'PATH' ? words : [location.path, ...words.slice(1)]
+}
+
+/**
+ * Whether the tool itself was not found (its exec failed, ENOENT): only then is the way to make it
+ * findable the fix. A tool that was found and exited 127 (a wrapper whose own program is missing)
+ * is reported in the contract's words, its stderr beside them.
+ */
+function notFoundHere(run: { status: string; result: ChildResult }): boolean {
+  return run.status === 'not-found' && run.result.spawnError?.stage === 'exec'
 }
 
 /** How to make `tool` findable: the fix, not just the symptom (`diagnostic`, the errno's text). */
