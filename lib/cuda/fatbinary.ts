@@ -74,7 +74,7 @@ export async function runFatbinaryAsync(images: readonly FatbinaryInput[], optio
     }
     if (options.env !== undefined) spec.env = options.env
     if (options.signal !== undefined) spec.signal = options.signal
-    return interpretFatbinaryResult(await spawnChild(spec), argv, spec)
+    return interpretFatbinaryResult(await spawnChild(spec), argv, spec, images)
   })
 }
 
@@ -85,18 +85,31 @@ function withImageFiles<T>(images: readonly FatbinaryInput[], tempRoot: string |
   return withPrivateTempFile({ name: image.fileName, data: image.data, tempRoot }, (temp) => withImageFiles(images, tempRoot, [...files, temp!.path], use))
 }
 
-function interpretFatbinaryResult(result: ChildResult, argv: string[], spec: ChildSpec): FatbinaryRun {
+/**
+ * A fat binary is taken only when it is readable, is the whole output (its header's size), and
+ * holds exactly the images given (each kind and target once; fatbinary keeps their order, but the
+ * order is not what is checked).
+ */
+function interpretFatbinaryResult(result: ChildResult, argv: string[], spec: ChildSpec, images: readonly FatbinaryInput[]): FatbinaryRun {
   const verdict = decodeToolResult('fatbinary', result, spec)
   let status: FatbinaryStatus = verdict.status
   let message = verdict.message
   let fatbin: Buffer | null = null
   if (status === 'ok') {
-    try {
-      readFatbin(result.stdout)
-      fatbin = result.stdout
-    } catch (error) {
+    const wrong = (why: string): void => {
       status = 'no-fatbin'
-      message = `fatbinary exited with status 0 but wrote no readable fat binary: ${(error as Error).message}`
+      message = `fatbinary exited with status 0 but ${why}`
+    }
+    const out = result.stdout
+    try {
+      const held = readFatbin(out).map((e) => `${e.kind} ${e.arch}`)
+      const given = images.map((image) => `${image.kind} ${image.gpuName}`)
+      const size = out.readUInt16LE(6) + Number(out.readBigUInt64LE(8))
+      if (size !== out.length) wrong(`wrote ${out.length} bytes, of which its fat binary is ${size}`)
+      else if ([...held].sort().join() !== [...given].sort().join()) wrong(`its fat binary holds [${held.join(', ')}], not the images given [${given.join(', ')}]`)
+      else fatbin = out
+    } catch (error) {
+      wrong(`wrote no readable fat binary: ${(error as Error).message}`)
     }
   }
   return { status, ok: status === 'ok', fatbin, diagnostics: result.stderr.toString('utf8'), message, argv, result }

@@ -31,3 +31,20 @@ t.test('bad images are TypeErrors naming the field, and no file is made anywhere
   t.notOk(existsSync(join(dir, 'a', 'escaped.cubin')), 'nothing escaped (it had been written to tempRoot/..)')
   t.notOk(existsSync(join(dir, 'ran')), 'fatbinary never ran')
 })
+
+// fatbinary's output was taken when readable, whatever it held: an empty fat binary (a 16-byte
+// header, no entries) for two targets, or one followed by other bytes, was installed, exit 0.
+t.test('a fat binary that is not the whole output, or does not hold the images given: no-fatbin', async (t) => {
+  const dir = scratchDir(t)
+  const header = String.raw`\120\355\125\272\001\000\020\000\000\000\000\000\000\000\000\000`
+  const empty = fakeTool(dir, 'empty', `printf '${header}'`)
+  const trailing = fakeTool(dir, 'trailing', `printf '${header}junk'`)
+  const images: FatbinaryInput[] = [
+    { kind: 'elf', gpuName: 'sm_100', fileName: 'k.sm_100.cubin', data: 'x' },
+    { kind: 'elf', gpuName: 'sm_120', fileName: 'k.sm_120.cubin', data: 'y' },
+  ]
+  const none = await runFatbinaryAsync(images, { fatbinary: empty, tempRoot: dir })
+  t.same([none.status, none.ok, none.fatbin, none.message], ['no-fatbin', false, null, 'fatbinary exited with status 0 but its fat binary holds [], not the images given [elf sm_100, elf sm_120]'])
+  const junk = await runFatbinaryAsync(images, { fatbinary: trailing, tempRoot: dir })
+  t.same([junk.status, junk.fatbin, junk.message], ['no-fatbin', null, 'fatbinary exited with status 0 but wrote 20 bytes, of which its fat binary is 16'])
+})
