@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import { helperPath } from '../../lib/spawn/native.js'
 import { tempDir } from '../helpers.js'
-import { PACKAGE, runNodeScript } from '../reliability/helpers.js'
+import { PACKAGE, nodeChildEnv, runNodeScript } from '../reliability/helpers.js'
 
 const addon = process.env.TILEHARNESS_ADDON ?? path.join(path.dirname(helperPath), 'tileharness.node')
 
@@ -32,7 +32,7 @@ function run(t: Parameters<typeof tempDir>[0], arrange: (helper: string) => void
       }
       console.log(JSON.stringify(rows))
     })()
-  `, { env: { ...process.env, TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) } })
+  `, { env: { ...nodeChildEnv(), TILEHARNESS_ADDON: path.join(dir, path.basename(addon)) } })
   return { helper, rows }
 }
 
