@@ -39,10 +39,10 @@ export interface ToolLocation {
  * script gives /usr/local, because wrappers and symlinks are not followed.
  */
 export function resolveCudaRoot(env: Env = process.env): CudaRoot | null {
-  checkEnv(env)
-  const fromVariable = rootFromVariables(env)
+  const vars = readEnv(env)
+  const fromVariable = rootFromVariables(vars)
   if (fromVariable !== null) return fromVariable
-  const ptxas = searchPath('ptxas', env)
+  const ptxas = searchIn('ptxas', vars.PATH)
   if (ptxas === null) return null
   const dir = dirname(ptxas)
   return { root: basename(dir) === 'bin' ? dirname(dir) : dir, source: 'PATH', ptxas }
@@ -54,11 +54,11 @@ export function findTool(name: CudaTool, env: Env = process.env): ToolLocation |
   if (!CUDA_TOOLS.includes(name)) {
     throw invalidValue('name', `must be one of ${CUDA_TOOLS.join(', ')}`, name)
   }
-  checkEnv(env)
-  const onPath = searchPath(name, env)
+  const vars = readEnv(env)
+  const onPath = searchIn(name, vars.PATH)
   if (onPath !== null) return { path: onPath, source: 'PATH' }
   // The PATH-derived root is not consulted here: it can only point back at PATH.
-  const root = rootFromVariables(env)
+  const root = rootFromVariables(vars)
   if (root === null) return null
   const candidate = join(root.root, 'bin', name)
   return isExecutableFile(candidate) ? { path: resolve(candidate), source: root.source as CudaRootVariable } : null
@@ -76,10 +76,10 @@ export type ToolFinder = (name: CudaTool, env: Env) => ToolLocation | null
 export function memoizedFindTool(find: ToolFinder = findTool): ToolFinder {
   const found = new Map<string, ToolLocation | null>()
   return (name, env) => {
-    checkEnv(env)
-    const key = JSON.stringify([name, env.PATH, process.cwd(), ...CUDA_ROOT_VARIABLES.map((v) => env[v])])
+    const vars = readEnv(env)
+    const key = JSON.stringify([name, vars.PATH, process.cwd(), ...CUDA_ROOT_VARIABLES.map((v) => vars[v])])
     let location = found.get(key)
-    if (location === undefined) found.set(key, (location = find(name, env)))
+    if (location === undefined) found.set(key, (location = find(name, vars)))
     return location
   }
 }
@@ -93,7 +93,11 @@ export function searchPath(name: string, env: Env = process.env): string | null 
   if (name.length === 0) return null
   if (name.includes('/')) return isExecutableFile(name) ? resolve(name) : null
   requireObject('env', env)
-  const pathVar = envString(env, 'PATH')
+  return searchIn(name, envString(env, 'PATH'))
+}
+
+/** searchPath's search of a name without '/', in a PATH value the caller has checked. */
+function searchIn(name: string, pathVar: string | undefined): string | null {
   if (pathVar === undefined) return null
   for (const entry of pathVar.split(delimiter)) {
     const candidate = join(entry === '' ? '.' : entry, name)
@@ -102,9 +106,9 @@ export function searchPath(name: string, env: Env = process.env): string | null 
   return null
 }
 
-function rootFromVariables(env: Env): CudaRoot | null {
+function rootFromVariables(vars: ToolkitVariables): CudaRoot | null {
   for (const variable of CUDA_ROOT_VARIABLES) {
-    const value = env[variable]
+    const value = vars[variable]
     if (value !== undefined && value !== '') return { root: value, source: variable }
   }
   return null
@@ -120,10 +124,17 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
-/** An env object whose variables read here (PATH and the toolkit roots) are strings where set. */
-function checkEnv(env: unknown): void {
+type ToolkitVariables = Partial<Record<'PATH' | CudaRootVariable, string>>
+
+/**
+ * The variables read here (PATH and the toolkit roots), each read once and checked to be a
+ * string where set: what is searched is what was checked.
+ */
+function readEnv(env: unknown): ToolkitVariables {
   requireObject('env', env)
-  for (const variable of ['PATH', ...CUDA_ROOT_VARIABLES]) envString(env as Env, variable)
+  const vars: ToolkitVariables = {}
+  for (const variable of ['PATH', ...CUDA_ROOT_VARIABLES] as const) vars[variable] = envString(env as Env, variable)
+  return vars
 }
 
 function envString(env: Env, variable: string): string | undefined {

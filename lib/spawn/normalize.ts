@@ -232,6 +232,15 @@ function reportFdFor(fds: Array<[number, number]>): number {
   return n
 }
 
+/**
+ * Check a child environment as a spawn does (an object of strings, variable names without '='
+ * or NUL, values without NUL), for a caller that takes one to spawn with later: the
+ * Program handle checks its env at create.
+ */
+export function checkEnvironment(value: unknown): void {
+  if (value !== undefined) environment(value)
+}
+
 function environment(value: unknown): string[] | null {
   if (value === undefined) {
     // The main thread's process.env is the C environment itself: the addon copies it under

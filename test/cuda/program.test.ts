@@ -227,6 +227,10 @@ t.test('create: fields the contract does not check are programming errors (TypeE
     ['onDiagnostic not a function', { ...BASE, onDiagnostic: 'stderr' }, 'ERR_INVALID_ARG_TYPE', 'onDiagnostic'],
     ['env not an object', { ...BASE, env: 'PATH=/bin' }, 'ERR_INVALID_ARG_TYPE', 'env'],
     ['an env value not a string (was found only by the compile)', { ...BASE, env: { HOME: '/root', DEBUG: 1 } }, 'ERR_INVALID_ARG_TYPE', 'env.DEBUG'],
+    // Checked at create exactly as the spawn checks it (these were found only by the compile).
+    ['an env variable name with =', { ...BASE, env: { 'A=B': 'x' } }, 'ERR_INVALID_ARG_VALUE', 'env["A=B"]'],
+    ['an env value with NUL', { ...BASE, env: { DEBUG: 'a\0b' } }, 'ERR_INVALID_ARG_VALUE', 'env.DEBUG'],
+    ['env a Map', { ...BASE, env: new Map([['PATH', '/bin']]) }, 'ERR_INVALID_ARG_TYPE', 'env'],
     ['ptxas empty', { ...BASE, ptxas: '' }, 'ERR_INVALID_ARG_VALUE', 'ptxas'],
   ]
   for (const [name, config, code, field] of rows) {

@@ -71,6 +71,29 @@ t.test('findTool: PATH first, then <root>/bin', async (t) => {
     t.throws(() => resolveCudaRoot(numbers(variable)), { code: 'ERR_INVALID_ARG_TYPE', field: `env.${variable}` }, `resolveCudaRoot, ${variable}: 42`)
   }
   t.throws(() => searchPath('ptxas', numbers('PATH')), { code: 'ERR_INVALID_ARG_TYPE', field: 'env.PATH' }, 'searchPath, PATH: 42')
+
+  // Each variable is read once, so what is searched is what was checked: an env whose getters
+  // answer a string and then 42 (PATH had been read twice per lookup, three times in a batch's).
+  const fickle = (variables: Record<string, string | undefined>) => {
+    const reads = new Map<string, number>()
+    const env = new Proxy(variables as Record<string, string>, {
+      get(target, key: string) {
+        reads.set(key, (reads.get(key) ?? 0) + 1)
+        return reads.get(key)! > 1 ? (42 as unknown as string) : target[key]
+      },
+    })
+    return { env, reads }
+  }
+  const lookups = [
+    ['findTool', (env: Record<string, string>) => findTool('nvdisasm', env)],
+    ['resolveCudaRoot', (env: Record<string, string>) => resolveCudaRoot(env)],
+    ['a batch\'s findTool', (env: Record<string, string>) => memoizedFindTool()('nvdisasm', env)],
+  ] as const
+  for (const [name, look] of lookups) {
+    const { env, reads } = fickle({ PATH: process.env.PATH })
+    t.doesNotThrow(() => look(env), name)
+    t.same([...reads].filter(([, n]) => n > 1), [], `${name} reads each variable once`)
+  }
 })
 
 t.test('searchPath follows execvp: empty entries are the current directory', async (t) => {

@@ -10,6 +10,7 @@ import { checkPtxasOptions, ptxasOptionTokens } from '../ptxas-options.js'
 import type { Env } from '../toolkit.js'
 import { DEFAULT_OPT_LEVEL } from '../ptxas-argv.js'
 import { PTXAS_ARGV_INPUT } from '../ptxas-input-name.js'
+import { checkEnvironment } from '../../spawn/normalize.js'
 import { ProgramError, type ProgramTool } from './errors.js'
 import { probePtxText } from './input-probe.js'
 import { checkSymbolPrefix, DEFAULT_PROGRAM_NAME } from './symbols.js'
@@ -242,13 +243,8 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   if (config.onDiagnostic !== undefined && typeof config.onDiagnostic !== 'function') {
     throw invalidType('onDiagnostic', 'a function', config.onDiagnostic)
   }
-  if (config.env !== undefined) {
-    requireObject('env', config.env)
-    // The children's environment, checked as a spawn checks it, but at create.
-    for (const [variable, value] of Object.entries(config.env)) {
-      if (value !== undefined && typeof value !== 'string') throw invalidType(`env.${variable}`, 'a string', value)
-    }
-  }
+  // The children's environment, checked as a spawn checks it, but at create.
+  checkEnvironment(config.env)
   if (config.ptxas !== undefined && requireNoNul('ptxas', requireString('ptxas', config.ptxas)) === '') {
     throw invalidValue('ptxas', 'must not be empty')
   }
