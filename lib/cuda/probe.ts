@@ -62,12 +62,13 @@ export class PtxasProbeError extends Error {
   }
 }
 
-const cache = new Map<string, PtxasProbe>()
 /**
- * The binaries that did not answer, keyed as `cache`, with the budget they had: asked again only
- * with a longer budget than one they ran out of (a failure that was not a timeout stands).
+ * One entry per binary, keyed by its real path: the probe, or for a binary that did not answer
+ * the error and the budget it had (asked again only with a longer budget than one it ran out of;
+ * a failure that was not a timeout stands). `stamp` is the file's identity when it was asked: a
+ * binary replaced in place is asked again, and its entry replaced rather than added to.
  */
-const failures = new Map<string, { error: PtxasProbeError; timeout: number }>()
+const cache = new Map<string, { stamp: string } & ({ probe: PtxasProbe } | { error: PtxasProbeError; timeout: number })>()
 
 /**
  * Probe a ptxas; returns null when there is none to probe. The answer is cached per binary
@@ -86,12 +87,14 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
   // A path is used as is; the name 'ptxas' is searched on PATH and then in <root>/bin.
   const path = name === 'ptxas' ? (findTool('ptxas', env)?.path ?? null) : searchPath(name, env)
   if (path === null) return null
-  const key = binaryKey(path)
-  if (key === null) return null
-  const cached = cache.get(key)
-  if (cached !== undefined) return cached
-  const failed = failures.get(key)
-  if (failed !== undefined && (!failed.error.result.timedOut || (timeout > 0 && timeout <= failed.timeout))) throw failed.error
+  const identity = binaryIdentity(path)
+  if (identity === null) return null
+  const { real, stamp } = identity
+  const cached = cache.get(real)
+  if (cached !== undefined && cached.stamp === stamp) {
+    if ('probe' in cached) return cached.probe
+    if (!cached.error.result.timedOut || (timeout > 0 && timeout <= cached.timeout)) throw cached.error
+  }
 
   // One budget for the three questions. Each runs on the default launch, whose death signal
   // takes the child with this process if it is killed meanwhile (a ^C during a probe).
@@ -109,7 +112,7 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
     })
     if (result.exitCode !== 0) {
       const error = new PtxasProbeError(path, flag, result)
-      failures.set(key, { error, timeout })
+      cache.set(real, { stamp, error, timeout })
       throw error
     }
     return result.stdout.toString('utf8')
@@ -120,14 +123,18 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
   const probe = makeProbe({
     path, ...parsePtxasVersion(versionText), versionText, options: parsePtxasHelp(help), ptxIsaVersions, gpuNames: parsePtxasGpuNames(help),
   })
-  cache.set(key, probe)
+  cache.set(real, { stamp, probe })
   return probe
 }
 
 /** Forget every cached probe (for tests, or after installing a new toolkit). */
 export function clearPtxasProbeCache(): void {
   cache.clear()
-  failures.clear()
+}
+
+/** How many binaries the cache holds an entry for (for tests). */
+export function ptxasProbeCacheSize(): number {
+  return cache.size
 }
 
 /** "Cuda compilation tools, release 13.0, V13.0.88" → release '13.0', version '13.0.88'. */
@@ -194,11 +201,11 @@ export function makeProbe(fields: Omit<PtxasProbe, 'accepts' | 'gpuNames'> & { g
   })
 }
 
-function binaryKey(path: string): string | null {
+function binaryIdentity(path: string): { real: string; stamp: string } | null {
   try {
     const real = realpathSync(path)
     const st = statSync(real)
-    return `${real}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`
+    return { real, stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}` }
   } catch {
     return null
   }

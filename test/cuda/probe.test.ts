@@ -10,6 +10,7 @@ import {
   parsePtxasGpuNames,
   PtxasProbeError,
 } from '../../lib/cuda/index.js'
+import { ptxasProbeCacheSize } from '../../lib/cuda/probe.js'
 import { fakeTool, scratchDir, skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
 
 // An excerpt of `ptxas --help` from CUDA 13.0, the shapes its option lines take.
@@ -133,6 +134,16 @@ t.test('probes are cached per binary', async (t) => {
   const again = probePtxas({ env })
   t.not(again, first, 'a binary changed in place is probed again')
   t.equal(runs(), 6)
+  // One entry per binary: a daemon whose ptxas wrapper is rewritten every build does not grow it.
+  for (let i = 0; i < 3; i++) {
+    appendFileSync(fake, `\n# changed ${i}\n`)
+    probePtxas({ env })
+  }
+  t.equal(ptxasProbeCacheSize(), 1, 'a binary changed in place replaces its entry')
+  appendFileSync(fake, '\nexit 3\n')
+  t.throws(() => probePtxas({ env }), PtxasProbeError, 'the binary broken in place fails')
+  t.throws(() => probePtxas({ env }), PtxasProbeError, 'and its failure stands')
+  t.equal(ptxasProbeCacheSize(), 1, 'its failure replaces its probe')
   t.ok(Object.isFrozen(first), 'probes are immutable')
 })
 
