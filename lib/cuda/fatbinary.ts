@@ -1,14 +1,18 @@
 // The fatbinary adapter: several cubins (and the PTX) into one fat binary, through the harness.
-// Each image goes to fatbinary in a private temp file of its own (temp-file.ts), all of them
-// existing for as long as the child runs and no longer; the fat binary comes back on the stdout
-// pipe (fatbinary-argv.ts). Its exit statuses read as every tool's do (tool-status.ts).
+// Each image goes to fatbinary as an anonymous file (memfd) the child inherits as fd 3, 4, ...
+// and reads as /dev/fd/3, /dev/fd/4, ..., as ptxas reads its PTX: nothing is on disk, and no
+// path of the temp root reaches fatbinary's argv, which splits --image3 at commas. Where
+// memfd_create is not available, each image is a private temp file of its own (temp-file.ts)
+// instead. Either way the images exist for as long as the child runs and no longer; the fat
+// binary comes back on the stdout pipe (fatbinary-argv.ts). Its exit statuses read as every
+// tool's do (tool-status.ts).
 
 import { spawnChild } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { readFatbin } from '../elf/fatbin.js'
 import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
-import { invalidType, requireObject } from '../errors.js'
-import { checkBaseName, withPrivateTempFile } from './temp-file.js'
+import { invalidType, invalidValue, requireObject } from '../errors.js'
+import { checkBaseName, withAnonymousFile, withPrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
 /** Seconds for a few megabytes of copying; anything longer is stuck. */
@@ -17,7 +21,7 @@ export const DEFAULT_FATBINARY_TIMEOUT_MS = 2 * 60 * 1000
 export interface FatbinaryInput {
   kind: FatbinaryImage['kind']
   gpuName: string
-  /** The temp file's name ('vadd.sm_90.cubin'). */
+  /** The temp file's name ('vadd.sm_90.cubin'), and the anonymous file's label. */
   fileName: string
   data: Uint8Array | string
 }
@@ -28,10 +32,20 @@ export interface RunFatbinaryOptions {
   env?: Record<string, string | undefined>
   timeout?: number
   signal?: AbortSignal
+  /** Where the images' temp files go on the 'file' route; default the system's temp directory. */
   tempRoot?: string
   /** The cubins are relocatable (ptxas -c): fatbinary --device-c. */
   relocatable?: boolean
+  /**
+   * How fatbinary reads the images. 'memfd' (the default): anonymous files it inherits, falling
+   * back to 'file' when memfd_create fails. 'file': private temp files under `tempRoot`, whose
+   * paths must then have no comma. The result says which was taken.
+   */
+  inputRoute?: 'memfd' | 'file'
 }
+
+/** The images' route, as ptxas has its input's (ptxas.ts). */
+export type FatbinaryInputRoute = 'memfd' | 'file'
 
 export type FatbinaryStatus = ToolStatus | 'no-fatbin'
 
@@ -44,8 +58,13 @@ export interface FatbinaryRun {
   diagnostics: string
   message: string
   argv: string[]
+  /** How fatbinary read the images. */
+  inputRoute: FatbinaryInputRoute
   result: ChildResult
 }
+
+/** The child fd the first image is on, on the memfd route; the next is one above, and so on. */
+const FIRST_IMAGE_FD = 3
 
 /** Run fatbinary on `images`, in their order. Throws only for bad input (TypeError). */
 export async function runFatbinaryAsync(images: readonly FatbinaryInput[], options: RunFatbinaryOptions = {}): Promise<FatbinaryRun> {
@@ -57,9 +76,12 @@ export async function runFatbinaryAsync(images: readonly FatbinaryInput[], optio
     checkBaseName(`images[${i}].fileName`, image.fileName)
     if (typeof image.data !== 'string' && !(image.data instanceof Uint8Array)) throw invalidType(`images[${i}].data`, 'a Uint8Array or string', image.data)
   }
-  // kind and gpuName, before any file is made (the files' own paths are checked once they exist).
-  buildFatbinaryArgv(images.map((image) => ({ kind: image.kind, gpuName: image.gpuName, file: image.fileName })), options)
-  return withImageFiles(images, options.tempRoot, [], async (files) => {
+  const route = options.inputRoute ?? 'memfd'
+  if (route !== 'memfd' && route !== 'file') throw invalidValue('options.inputRoute', "must be 'memfd' or 'file'", route)
+  // kind and gpuName, before any file is made (the temp files' own paths are checked once they exist).
+  buildFatbinaryArgv(images.map((image, i) => ({ kind: image.kind, gpuName: image.gpuName, file: `/dev/fd/${FIRST_IMAGE_FD + i}` })), options)
+  const viaFiles = () => withImageFiles(images, options.tempRoot, [], (files) => run('file', files, {}))
+  const run = async (inputRoute: FatbinaryInputRoute, files: string[], fds: Record<number, number>): Promise<FatbinaryRun> => {
     const argv = buildFatbinaryArgv(images.map((image, i) => ({ kind: image.kind, gpuName: image.gpuName, file: files[i] })), options)
     const spec: ChildSpec = {
       file: options.fatbinary ?? 'fatbinary',
@@ -71,11 +93,23 @@ export async function runFatbinaryAsync(images: readonly FatbinaryInput[], optio
       timeout: options.timeout ?? DEFAULT_FATBINARY_TIMEOUT_MS,
       launcher: 'posix_spawn',
       measure: true,
+      fds,
     }
     if (options.env !== undefined) spec.env = options.env
     if (options.signal !== undefined) spec.signal = options.signal
-    return interpretFatbinaryResult(await spawnChild(spec), argv, spec, images)
+    return interpretFatbinaryResult(await spawnChild(spec), argv, spec, images, inputRoute)
+  }
+  return route === 'file' ? viaFiles() : withImageMemfds(images, [], (memfds) => {
+    if (memfds === null) return viaFiles()
+    return run('memfd', memfds.map((_, i) => `/dev/fd/${FIRST_IMAGE_FD + i}`), Object.fromEntries(memfds.map((fd, i) => [FIRST_IMAGE_FD + i, fd])))
   })
+}
+
+/** Each image in an anonymous file, closed when `use` has settled; null when one cannot be made. */
+function withImageMemfds<T>(images: readonly FatbinaryInput[], fds: number[], use: (fds: number[] | null) => Promise<T>): Promise<T> {
+  if (fds.length === images.length) return use(fds)
+  const image = images[fds.length]
+  return withAnonymousFile(image.fileName, image.data, (fd) => (fd === null ? use(null) : withImageMemfds(images, [...fds, fd], use)))
 }
 
 /** Each image in a private temp file, made one after the other, removed when `use` has settled. */
@@ -90,7 +124,7 @@ function withImageFiles<T>(images: readonly FatbinaryInput[], tempRoot: string |
  * holds exactly the images given (each kind and target once; fatbinary keeps their order, but the
  * order is not what is checked).
  */
-function interpretFatbinaryResult(result: ChildResult, argv: string[], spec: ChildSpec, images: readonly FatbinaryInput[]): FatbinaryRun {
+function interpretFatbinaryResult(result: ChildResult, argv: string[], spec: ChildSpec, images: readonly FatbinaryInput[], inputRoute: FatbinaryInputRoute): FatbinaryRun {
   const verdict = decodeToolResult('fatbinary', result, spec)
   let status: FatbinaryStatus = verdict.status
   let message = verdict.message
@@ -112,5 +146,5 @@ function interpretFatbinaryResult(result: ChildResult, argv: string[], spec: Chi
       wrong(`wrote no readable fat binary: ${(error as Error).message}`)
     }
   }
-  return { status, ok: status === 'ok', fatbin, diagnostics: result.stderr.toString('utf8'), message, argv, result }
+  return { status, ok: status === 'ok', fatbin, diagnostics: result.stderr.toString('utf8'), message, argv, inputRoute, result }
 }

@@ -118,7 +118,7 @@ export {
 export { toolNotFoundHint, type ProgramOutput, type TargetImage, type ToolRunSummary } from './program/pipeline.js'
 export { checkSymbolPrefix, DEFAULT_PROGRAM_NAME } from './program/symbols.js'
 export { checkPtxasOptions, ptxasOptionTokens } from './ptxas-options.js'
-export { runFatbinaryAsync, DEFAULT_FATBINARY_TIMEOUT_MS, type FatbinaryInput, type FatbinaryRun, type FatbinaryStatus, type RunFatbinaryOptions } from './fatbinary.js'
+export { runFatbinaryAsync, DEFAULT_FATBINARY_TIMEOUT_MS, type FatbinaryInput, type FatbinaryInputRoute, type FatbinaryRun, type FatbinaryStatus, type RunFatbinaryOptions } from './fatbinary.js'
 export { buildFatbinaryArgv, FATBINARY_OUTPUT, type FatbinaryImage } from './fatbinary-argv.js'
 export { Program, type CompileOptions } from './program/handle.js'
 export { compileMany, type CompileManyOptions, type CompileResult } from './program/compile-many.js'

@@ -1,10 +1,14 @@
-// runFatbinaryAsync's input: every image's file is made in a private temp directory of its own,
-// so its name must be a plain file name; everything is checked before any file is made.
+// runFatbinaryAsync's input: an image's name labels its anonymous file and, on the file route, is
+// its temp file's name in a private directory of its own, so it must be a plain file name;
+// everything is checked before any file is made.
 import t from 'tap'
 import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { runFatbinaryAsync, type FatbinaryInput } from '../../lib/cuda/fatbinary.js'
-import { fakeTool, scratchDir } from '../fixtures/cuda/helpers.js'
+import { runPtxas } from '../../lib/cuda/ptxas.js'
+import { searchPath } from '../../lib/cuda/toolkit.js'
+import { readFatbin } from '../../lib/elf/fatbin.js'
+import { fakeTool, MINIMAL_PTX, NO_PTXAS, openFds, PTXAS, scratchDir } from '../fixtures/cuda/helpers.js'
 
 t.test('bad images are TypeErrors naming the field, and no file is made anywhere', async (t) => {
   const dir = scratchDir(t)
@@ -47,4 +51,44 @@ t.test('a fat binary that is not the whole output, or does not hold the images g
   t.same([none.status, none.ok, none.fatbin, none.message], ['no-fatbin', false, null, 'fatbinary exited with status 0 but its fat binary holds [], not the images given [elf sm_100, elf sm_120]'])
   const junk = await runFatbinaryAsync(images, { fatbinary: trailing, tempRoot: dir })
   t.same([junk.status, junk.fatbin, junk.message], ['no-fatbin', null, 'fatbinary exited with status 0 but wrote 20 bytes, of which its fat binary is 16'])
+})
+
+const FATBINARY = searchPath('fatbinary', process.env)
+const withFatbinary = PTXAS === null ? { skip: NO_PTXAS } : FATBINARY === null ? { skip: 'fatbinary not found on PATH' } : {}
+
+// Each image had been a temp file whose path went into --image3, which fatbinary splits at commas:
+// a temp root with a comma in its path (TMPDIR=/tmp/a,b) failed every multi-target compile.
+t.test('the images are anonymous files fatbinary inherits: a temp root with a comma is nothing to it', withFatbinary, async (t) => {
+  const dir = scratchDir(t)
+  const tempRoot = join(dir, 'builds,nightly')
+  mkdirSync(tempRoot)
+  const cubins = ['sm_100', 'sm_120'].map((gpuName) => runPtxas(MINIMAL_PTX, { gpuName }).cubin!)
+  const images: FatbinaryInput[] = [
+    { kind: 'elf', gpuName: 'sm_100', fileName: 'k.sm_100.cubin', data: cubins[0] },
+    { kind: 'elf', gpuName: 'sm_120', fileName: 'k,sm_120.cubin', data: cubins[1] },
+    { kind: 'ptx', gpuName: 'sm_100', fileName: 'k.ptx', data: MINIMAL_PTX },
+  ]
+  const before = openFds()
+  const run = await runFatbinaryAsync(images, { tempRoot })
+  t.equal(run.status, 'ok', run.message + run.diagnostics)
+  t.equal(run.inputRoute, 'memfd', 'the result says which route was taken')
+  t.same(run.argv.slice(4), ['--image3=kind=elf,sm=100,file=/dev/fd/3', '--image3=kind=elf,sm=120,file=/dev/fd/4', '--image3=kind=ptx,sm=100,file=/dev/fd/5'])
+  t.same(readFatbin(run.fatbin!).map((e) => [e.kind, e.arch]), [['elf', 'sm_100'], ['elf', 'sm_120'], ['ptx', 'sm_100']])
+  for (const [i, cubin] of cubins.entries()) t.ok(Buffer.from(readFatbin(run.fatbin!)[i].payload).equals(cubin), `image ${i} is the cubin given`)
+  t.same(readdirSync(tempRoot), [], 'nothing was written to the temp root')
+  t.equal(openFds(), before, 'the anonymous files are closed')
+
+  // The same images as temp files (the route where memfd_create fails): the same fat binary, and
+  // a comma in their paths is still refused, naming the image, with nothing left behind.
+  const plain = join(dir, 'plain')
+  mkdirSync(plain)
+  const named = images.map((image) => ({ ...image, fileName: image.fileName.replace(',', '.') }))
+  const viaFiles = await runFatbinaryAsync(named, { tempRoot: plain, inputRoute: 'file' })
+  t.same([viaFiles.status, viaFiles.inputRoute], ['ok', 'file'])
+  t.match(viaFiles.argv[4], /^--image3=kind=elf,sm=100,file=.*\/tileharness-[^/]+\/k\.sm_100\.cubin$/)
+  t.ok(viaFiles.fatbin?.equals(run.fatbin!), 'the same fat binary from temp files')
+  t.same(readdirSync(plain), [], 'the temp files are removed')
+  await t.rejects(runFatbinaryAsync(named, { tempRoot, inputRoute: 'file' }), { code: 'ERR_INVALID_ARG_VALUE', field: 'images[0].file', message: /comma/ })
+  t.same(readdirSync(tempRoot), [], 'and removed when refused')
+  await t.rejects(runFatbinaryAsync(named, { inputRoute: 'argv' as 'file' }), { code: 'ERR_INVALID_ARG_VALUE', field: 'options.inputRoute' })
 })

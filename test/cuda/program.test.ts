@@ -1070,6 +1070,16 @@ t.test('several targets and the PTX: the real fatbinary wraps ptxas\'s own cubin
   t.ok(diagnostics.every((tool) => tool === 'ptxas' || tool === 'fatbinary'))
 })
 
+// A temp root with a comma in its path (TMPDIR=/tmp/a,b) failed every multi-target compile:
+// fatbinary split the images' temp paths at the comma.
+t.test('several targets with a temp root whose path has a comma', withFatbinary, async (t) => {
+  const tempRoot = join(scratchDir(t), 'a,b')
+  mkdirSync(tempRoot)
+  const output = await Program.create({ input: MINIMAL_PTX, gpuName: ['sm_100', 'sm_120'], embedPtx: true, tempRoot }).compile()
+  t.same(readFatbin(output.fatbin!).map((e) => [e.kind, e.arch]), [['elf', 'sm_100'], ['elf', 'sm_120'], ['ptx', 'sm_100']])
+  t.same(readdirSync(tempRoot), [], 'nothing in the temp root')
+})
+
 t.test('one target: an array of one is the same object; embedPtx alone makes a fat binary', withFatbinary, async (t) => {
   const one = await Program.create({ input: MINIMAL_PTX, gpuName: 'sm_100' }).compile()
   const listed = await Program.create({ input: MINIMAL_PTX, gpuName: ['sm_100'] }).compile()
