@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -420,6 +421,35 @@ struct Reaper {
   int wake[2] = {-1, -1};
   bool started = false;
 
+  // Under the mutex. Whether the thread runs; false when it cannot be started now.
+  bool Start() {
+    if (wake[0] < 0 && pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0) return false;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);  // the reaper thread takes no signals
+    try {
+      std::thread([this] { Run(); }).detach();
+      started = true;
+    } catch (const std::system_error &) {
+      // EAGAIN: std::thread throws where pthread_create fails.
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return started;
+  }
+
+  // Under the mutex, without a thread: reap the pending children that have died, keep the rest.
+  void ReapDeadPending() {
+    for (size_t i = pending.size(); i-- > 0;) {
+      int status;
+      pid_t got;
+      while ((got = waitpid(pending[i].first, &status, WNOHANG)) < 0 && errno == EINTR) {
+      }
+      if (got == 0) continue;  // still running (in D state, say): left for a later try
+      close(pending[i].second);
+      pending.erase(pending.begin() + static_cast<long>(i));
+    }
+  }
+
   void Run() {
     std::vector<std::pair<pid_t, int>> watching;
     for (;;) {
@@ -460,25 +490,14 @@ Reaper &TheReaper() {
 void HandToReaper(pid_t pid, int pidfd) {
   Reaper &r = TheReaper();
   std::lock_guard<std::mutex> lock(r.mutex);
-  if (!r.started) {
-    if (pipe2(r.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-      // No way to watch it: wait for it on a thread of its own.
-      std::thread([pid, pidfd] {
-        int status;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        close(pidfd);
-      }).detach();
-      return;
-    }
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);  // the reaper thread takes no signals
-    std::thread([&r] { r.Run(); }).detach();
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    r.started = true;
-  }
   r.pending.emplace_back(pid, pidfd);
+  if (!r.started && !r.Start()) {
+    // No thread to be had (RLIMIT_NPROC, a cgroup's pids.max, the thread table full): never a
+    // crash of the caller's process. What has died is reaped now; the rest stays a zombie
+    // until a later hand-over, which tries to start the reaper again and takes the whole list.
+    r.ReapDeadPending();
+    return;
+  }
   char one = 1;
   ssize_t ignored = write(r.wake[1], &one, 1);
   (void)ignored;

@@ -80,3 +80,49 @@ t.test("rlimits: { nproc: 0 } binds the child's forks, not its exec", { skip: ty
   }
   await before.check(t)
 })
+
+// A child that would not die is handed to a reaper thread, started at the first such child. With
+// no thread to be had, std::thread threw, and nothing caught it: std::terminate, the whole process
+// gone ("terminate called after throwing an instance of 'std::system_error'", exit 134), through
+// spawnChild and spawnChildSync alike. The limit is lowered once the child runs: by this process
+// after an async launch, and by the child itself (on its parent) inside a sync one.
+const wouldntDie = `
+  const fs = require('node:fs')
+  const { spawnChild, spawnChildSync } = require(${PACKAGE})
+  const tasks = () => fs.readdirSync('/proc/self/task').length
+  const softLimit = () => fs.readFileSync('/proc/self/limits', 'utf8').split('\\n').find((l) => l.startsWith('Max processes')).split(/\\s+/)[2]
+  const stubborn = (lower) => ({
+    file: 'sh', args: ['-c', (lower ? 'prlimit --pid=$PPID --nproc=' + tasks() + ': && ' : '') + 'trap "" TERM; exec sleep 30'],
+    killSignal: 'SIGTERM', graceTimeout: 100,
+  })
+  ;(async () => {
+    spawnChildSync({ file: 'true' })  // warm up
+    const pending = spawnChild({ ...stubborn(false), timeout: 200 })
+    const limited = spawnChildSync({ file: 'prlimit', args: ['--pid=' + process.pid, '--nproc=' + tasks() + ':'] }).exitCode
+    const async = await pending
+    const asyncLimit = softLimit()
+    // The limit cannot be raised again from here (that would take a fork): a second process.
+    console.log(JSON.stringify({ limited, asyncLimit, async: [async.timedOut, async.diagnostic], tasks: tasks() }))
+  })()
+`
+const wouldntDieSync = `
+  const fs = require('node:fs')
+  const { spawnChildSync } = require(${PACKAGE})
+  const tasks = fs.readdirSync('/proc/self/task').length
+  spawnChildSync({ file: 'true' })  // warm up
+  const r = spawnChildSync({
+    file: 'sh', args: ['-c', 'prlimit --pid=$PPID --nproc=' + tasks + ': && trap "" TERM && exec sleep 30'],
+    killSignal: 'SIGTERM', graceTimeout: 100, timeout: 1000,
+  })
+  const softLimit = fs.readFileSync('/proc/self/limits', 'utf8').split('\\n').find((l) => l.startsWith('Max processes')).split(/\\s+/)[2]
+  console.log(JSON.stringify({ tasks, softLimit, sync: [r.timedOut, r.diagnostic] }))
+`
+
+t.test("a child that would not die, when no reaper thread can be started: the process lives", { skip }, async t => {
+  const report = runNodeScript<{ limited: number; asyncLimit: string; async: [boolean, string]; tasks: number }>(wouldntDie, {}, nobody as Staged)
+  t.equal(report.limited, 0, 'prlimit lowered the soft limit once the child ran')
+  t.same(report.async, [true, "Child timed out but wouldn't die"], 'spawnChild: the result, not an abort')
+  const sync = runNodeScript<{ tasks: number; softLimit: string; sync: [boolean, string] }>(wouldntDieSync, {}, nobody as Staged)
+  t.equal(sync.softLimit, String(sync.tasks), 'the child lowered its parent\'s limit')
+  t.same(sync.sync, [true, "Child timed out but wouldn't die"], 'spawnChildSync: the result, not an abort')
+})
