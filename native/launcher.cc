@@ -637,8 +637,10 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
   }
 
   if (spec.hasCwd) {
+    // Above 2, as every source is: with this process's fd 0, 1 or 2 closed, open() hands out that
+    // number, which the stdio dup2s above overwrite in the child before its fchdir.
     cwdFd = open(spec.cwd.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (cwdFd < 0 || faccessat(cwdFd, ".", X_OK, AT_EACCESS) < 0) {
+    if (cwdFd < 0 || !LiftAboveStdio(cwdFd) || faccessat(cwdFd, ".", X_OK, AT_EACCESS) < 0) {
       Fail(out, Stage::Chdir, errno);
       return;
     }

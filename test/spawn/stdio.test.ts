@@ -5,7 +5,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import type { ChildSpec } from '../../lib/index.js'
-import { eachPath, processState, tempDir } from '../helpers.js'
+import { eachPath, paths, processState, tempDir } from '../helpers.js'
+import { childPaths, runNodeScript } from '../reliability/helpers.js'
 
 const MB = 1024 * 1024
 
@@ -148,3 +149,25 @@ t.test('a capture pipe grows to 1 MiB once its child has written 1 MiB, and not 
   const large = await pipeSize(3 * MB)
   t.same([large.exitCode, large.stdout.length, large.stderr.toString().trim()], [0, 3 * MB, String(MB)], 'a large one gets a 1 MiB pipe: fewer wake-ups per byte')
 }))
+
+// A daemon often closes its fds 0-2. The posix_spawn path then opened the cwd's directory fd as 0
+// (or 2), which the child's stdio dup2s overwrote before its fchdir: exec ENOTDIR, exit 126, the
+// program never run, where the fork path ran it.
+t.test('cwd from a process whose fds 0 and 2 are closed: every path runs the child there', async (t) => {
+  const runs = runNodeScript<Array<{ label: string; exitCode: number | null; spawnError: unknown; stdout: string }>>(`
+    ${childPaths()}
+    const fs = require('node:fs')
+    fs.closeSync(0)
+    fs.closeSync(2)
+    ;(async () => {
+      const runs = []
+      for (const path of PATHS) {
+        const r = await runPath(path, { file: 'sh', args: ['-c', 'pwd; ls /proc/$$/fd | wc -l'], cwd: '/tmp', stdin: 'ignore', stderr: 'ignore' })
+        runs.push({ label: path.label, exitCode: r.exitCode, spawnError: r.spawnError && r.spawnError.stage + '/' + r.spawnError.code, stdout: r.stdout.toString() })
+      }
+      console.log(JSON.stringify(runs))
+    })()
+  `)
+  t.equal(runs.length, paths().length)
+  for (const r of runs) t.same([r.exitCode, r.spawnError, r.stdout], [0, null, '/tmp\n3\n'], r.label)
+})
