@@ -140,6 +140,16 @@ struct FdGuard {
   }
 };
 
+// A child's fds 0-2 blocking, as every program expects of its stdio. O_NONBLOCK lives on the open
+// file description, which an inherited or given fd shares with this process, and Node sets it on
+// its own stdio pipes: a child writing to such a stdout saw EAGAIN ("head: error writing 'standard
+// output': Resource temporarily unavailable"). libuv clears it in its children for the same
+// reason, so the parent's description is changed as child_process changes it. Async-signal-safe.
+void ClearNonblock(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0 && (flags & O_NONBLOCK)) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
 // Moves fd to a number >= 3 (close-on-exec), so that the dup2 onto 0..2 in the child can never
 // overwrite a source it has yet to use: with every source above 2, the targets can be filled in
 // order 0, 1, 2 with no shuffle.
@@ -375,6 +385,9 @@ __attribute__((noinline)) int ChildMain(void *arg) {
     }
   }
 
+  for (int target = 0; target < 3; target++)
+    if (plan->io[target].action != IoAction::Close) ClearNonblock(target);
+
   // Pass 2, the fds above 2: the extra fds, then the report fd. After 0..2 are in place, so they
   // cannot disturb a source those needed; every source here is above every target, so none is
   // its own target (dup2 onto itself would keep close-on-exec) and none is overwritten before use.
@@ -603,13 +616,21 @@ void LaunchPosixSpawn(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds,
       case StdioKind::Inherit:
         // dup2(fd, fd) as a file action clears FD_CLOEXEC (glibc >= 2.29): Node opens its own
         // 0-2 close-on-exec. Only for an open fd, or posix_spawn would fail with EBADF.
-        if (fcntl(target, F_GETFD) >= 0) sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, target, target));
+        // No file action can clear O_NONBLOCK, so it is cleared here, on the description the child
+        // shares (ClearNonblock).
+        if (fcntl(target, F_GETFD) >= 0) {
+          ClearNonblock(target);
+          sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, target, target));
+        }
         break;
       case StdioKind::Closed:
         sa.Check(posix_spawn_file_actions_addclose(&sa.actions, target));
         break;
-      case StdioKind::Pipe:
       case StdioKind::Fd:
+        ClearNonblock(fds.src[target]);  // the caller's description, as for 'inherit'
+        sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, fds.src[target], target));
+        break;
+      case StdioKind::Pipe:
       case StdioKind::Path:
       case StdioKind::Terminal:  // the slave as plain fds: never a controlling terminal here (UsesForkPath)
         sa.Check(posix_spawn_file_actions_adddup2(&sa.actions, fds.src[target], target));

@@ -4,9 +4,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import type { ChildSpec } from '../../lib/index.js'
-import { eachPath, paths, processState, tempDir } from '../helpers.js'
-import { childPaths, runNodeScript } from '../reliability/helpers.js'
+import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { eachPath, paths, processState, REPO_ROOT, tempDir } from '../helpers.js'
+import { childPaths, nodeChildEnv, PACKAGE, runNodeScript } from '../reliability/helpers.js'
 
 const MB = 1024 * 1024
 
@@ -162,12 +162,53 @@ t.test('cwd from a process whose fds 0 and 2 are closed: every path runs the chi
     ;(async () => {
       const runs = []
       for (const path of PATHS) {
-        const r = await runPath(path, { file: 'sh', args: ['-c', 'pwd; ls /proc/$$/fd | wc -l'], cwd: '/tmp', stdin: 'ignore', stderr: 'ignore' })
+        const r = await runPath(path, { file: 'sh', args: ['-c', 'pwd; [ -e /proc/$$/fd/3 ] && echo fd 3 open || echo only 0-2'], cwd: '/tmp', stdin: 'ignore', stderr: 'ignore' })
         runs.push({ label: path.label, exitCode: r.exitCode, spawnError: r.spawnError && r.spawnError.stage + '/' + r.spawnError.code, stdout: r.stdout.toString() })
       }
       console.log(JSON.stringify(runs))
     })()
   `)
   t.equal(runs.length, paths().length)
-  for (const r of runs) t.same([r.exitCode, r.spawnError, r.stdout], [0, null, '/tmp\n3\n'], r.label)
+  for (const r of runs) t.same([r.exitCode, r.spawnError, r.stdout], [0, null, '/tmp\nonly 0-2\n'], r.label)
+})
+
+// Node makes its stdio pipes non-blocking (process.stdout touched is enough), and O_NONBLOCK lives
+// on the description a child inheriting the fd shares: a child writing more than the pipe holds
+// failed with EAGAIN ("head: error writing 'standard output': Resource temporarily
+// unavailable"). Cleared for the child, as libuv clears it in child_process's children.
+t.test("an inherited or given stdio fd is blocking in the child, though Node made it non-blocking", async (t) => {
+  const script = `
+    ${childPaths()}
+    process.stdout; process.stderr  // libuv sets O_NONBLOCK on both pipes
+    const fs = require('node:fs')
+    const nonblock = (fd) => (parseInt(fs.readFileSync('/proc/self/fdinfo/' + fd, 'utf8').match(/flags:\\s*([0-7]+)/)[1], 8) & 0o4000) !== 0
+    ;(async () => {
+      const runs = []
+      for (const path of PATHS) for (const [how, spec] of [['inherit', { stdout: 'inherit', stderr: 'inherit' }], ['fd', { stdout: 1, stderr: 2 }]]) {
+        const before = [nonblock(1), nonblock(2)]
+        const r = await runPath(path, { file: 'sh', args: ['-c', 'grep flags /proc/$$/fdinfo/1 >&2; grep flags /proc/$$/fdinfo/2 >&2; head -c 300000 /dev/zero'], stdin: 'ignore', ...spec })
+        runs.push({ label: path.label + ' ' + how, before, exitCode: r.exitCode })
+      }
+      fs.writeSync(3, JSON.stringify(runs))
+    })()
+  `
+  const dir = tempDir(t)
+  const report = path.join(dir, 'report.json')
+  const fd = fs.openSync(report, 'w')
+  // The node child's stdout a pipe read slowly: all 300,000 bytes must arrive; its stderr carries
+  // the children's flags lines.
+  const r = spawnChildSync({
+    file: process.execPath, args: ['-e', script.replaceAll(PACKAGE, JSON.stringify(REPO_ROOT))],
+    env: nodeChildEnv(), stdout: 'pipe', stderr: 'pipe', fds: { 3: fd }, timeout: 120000,
+  })
+  fs.closeSync(fd)
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  const runs = JSON.parse(fs.readFileSync(report, 'utf8')) as Array<{ label: string; before: boolean[]; exitCode: number }>
+  t.equal(runs.length, paths().length * 2)
+  t.same(runs[0].before, [true, true], "Node's stdio pipes were non-blocking before the first spawn")
+  for (const run of runs) t.equal(run.exitCode, 0, `${run.label}: head wrote all it had`)
+  t.equal(r.stdout.length, 300000 * runs.length, 'every byte arrived')
+  const flags = r.stderr.toString().match(/flags:\s*[0-7]+/g) ?? []
+  t.equal(flags.length, runs.length * 2)
+  t.same(flags.filter((line) => (parseInt(line.split(/\s+/)[1], 8) & 0o4000) !== 0), [], "no child's fd 1 or 2 was non-blocking")
 })
