@@ -6,14 +6,23 @@
 import { COMMANDS, USAGE, versionText, type Command, type CommandModule } from './commands.js'
 import { HelpRequested, UsageError } from './options.js'
 import { HARNESS_FAILURE } from './status.js'
+import { errnoText } from '../errors.js'
+import { reportedWriteErrors } from './output.js'
 
 // A reader that goes away (`tileharness run --json -- true | head -c0`) is not this command's
 // failure: what is left to write is dropped and the exit status stays the one it would have been,
-// as for a command killed by SIGPIPE in a shell that ignores it. Any other write error is reported.
+// as for a command killed by SIGPIPE in a shell that ignores it. Any other write error (a full
+// disk, `>/dev/full`) is said as coreutils says it, "write error: ...", and the exit status is the
+// command's own failure status (compile's 5: what it printed did not arrive), whichever of the
+// error and the command's end comes first.
+let writeFailed = false
+let writer = { prefix: 'tileharness', failureStatus: HARNESS_FAILURE }
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') return
-    process.exitCode = HARNESS_FAILURE
+    if (err.code === 'EPIPE' || writeFailed) return
+    writeFailed = true
+    if (stream === process.stdout && !reportedWriteErrors.has(err)) say(writer.prefix, `write error: ${errnoText(err)}`)
+    process.exitCode = writer.failureStatus
   })
 }
 
@@ -59,7 +68,8 @@ async function main(argv: string[]): Promise<number> {
   }
   if (name === 'help') {
     if (rest.length > 1) return usageError('tileharness help', `extra operand '${rest[1]}'`, HARNESS_FAILURE)
-    const topic = rest.length === 0 ? null : commandNamed(rest[0])
+    // `help help` (and `help --help`) is the usage above, which says what help does.
+    const topic = rest.length === 0 || ['help', '--help', '-h'].includes(rest[0]) ? null : commandNamed(rest[0])
     if (topic === undefined) return usageError('tileharness help', `unknown command '${rest[0]}'`, HARNESS_FAILURE)
     if (topic === null) {
       process.stdout.write(USAGE + '\n')
@@ -73,6 +83,7 @@ async function main(argv: string[]): Promise<number> {
   if (name.startsWith('-')) return usageError('tileharness', `unknown option ${name}`, HARNESS_FAILURE)
   const command = commandNamed(name)
   if (command === undefined) return usageError('tileharness', `unknown command '${name}'`, HARNESS_FAILURE)
+  writer = { prefix: `tileharness ${name}`, failureStatus: command.failureStatus }
   const loaded = await load(name, command)
   if (typeof loaded === 'number') return loaded
   try {
@@ -89,7 +100,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  code => { process.exitCode = code },
+  code => { process.exitCode = writeFailed ? writer.failureStatus : code },
   (error: unknown) => {
     say('tileharness', error instanceof Error ? error.message : String(error))
     process.exitCode = HARNESS_FAILURE

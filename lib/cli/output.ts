@@ -209,11 +209,20 @@ function writeAll(fd: number, data: string | Uint8Array): void {
 function writeStream(stream: NodeJS.WriteStream, data: string | Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
     stream.write(data, (error) => {
-      if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE') reject(error)
-      else resolve()
+      if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE') {
+        // The caller says what could not be written; the stream's 'error' event (main.ts), which
+        // follows this callback, need not say it again.
+        reportedWriteErrors.add(error)
+        reject(error)
+      } else {
+        resolve()
+      }
     })
   })
 }
+
+/** Write errors a command has taken on itself to report (writeStream's). */
+export const reportedWriteErrors = new WeakSet<Error>()
 
 /** Re-exported for the commands that have always imported it from here. */
 export { errnoText }

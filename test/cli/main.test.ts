@@ -2,11 +2,13 @@
 // 0; a bad command line on stderr in coreutils' two lines ("...\nTry '...' for more information.")
 // with the command's usage status, and nothing on stdout.
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
 import { COMMANDS, synopsis } from '../../lib/cli/commands.js'
 import { CLI_MAIN as MAIN, REPO_ROOT } from '../helpers.js'
+import { PTXAS } from '../fixtures/cuda/helpers.js'
 
 const cli = (args: string[]) => {
   const r = spawnChildSync({ file: process.execPath, args: [MAIN, ...args], timeout: 60000 })
@@ -26,6 +28,27 @@ t.test('--help, -h and help: the list of commands on stdout, exit 0', async t =>
   for (const name of [...Object.keys(COMMANDS), 'help']) t.match(top.out, new RegExp(`^ {2}${name} +\\S`, 'm'), `lists ${name}`)
   t.same(cli(['-h']), top, '-h is --help')
   t.same(cli(['help']), top, 'help is --help')
+  // help lists itself as a command: asked about, it is this usage (it was "unknown command 'help'").
+  t.same(cli(['help', 'help']), top, 'help help')
+  t.same(cli(['help', '--help']), top, 'help --help')
+})
+
+// A write error on stdout other than EPIPE had exited 125 saying nothing (compile too, whose
+// statuses are the Program's 0-5). Now coreutils' "write error", with the command's own status.
+t.test('stdout that cannot be written: "write error", and the command\'s failure status', async t => {
+  const full = (args: string[]) => {
+    const r = spawnChildSync({ file: process.execPath, args: [MAIN, ...args], stdout: { path: '/dev/full' }, timeout: 60000 })
+    return { code: r.exitCode, err: r.stderr.toString() }
+  }
+  t.same(full(['--help']), { code: 125, err: 'tileharness: write error: no space left on device (ENOSPC)\n' }, '--help')
+  t.same(full(['run', '--json', 'true']), { code: 125, err: 'tileharness run: write error: no space left on device (ENOSPC)\n' }, 'run --json')
+  t.same(full(['run', 'true']), { code: 0, err: '' }, 'run with nothing to write: the child\'s status')
+  if (PTXAS !== null) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tileharness-full-'))
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+    t.same(full(['compile', '-o', path.join(dir, 'vadd.o')]), { code: 5, err: 'tileharness compile: write error: no space left on device (ENOSPC)\n' }, 'compile: status 5')
+    t.same(full(['compile', '-o', '-']), { code: 5, err: "tileharness compile: cannot write '-': no space left on device (ENOSPC)\n" }, 'compile -o -: said once, as the object it could not write')
+  }
 })
 
 t.test("each command's usage: CMD --help, CMD -h and help CMD print the same, on stdout", async t => {
