@@ -15,10 +15,15 @@ import path from 'node:path'
 import { native } from './spawn/native.js'
 import type { SpawnError } from './spawn/types.js'
 
-/** `failed to run '<file>': <what failed>: <strerror text> (<hint>)`. */
-export function spawnFailureMessage(program: string | URL, spawnError: SpawnError, env?: SpawnedEnv): string {
+/**
+ * `failed to run '<file>': <what failed>: <strerror text> (<hint>)`. `spawned` is how the child
+ * was started: its environment (whose PATH the hint searches) and its working directory (where a
+ * relative path, or a relative PATH entry, is looked up, as the child's exec did).
+ */
+export function spawnFailureMessage(program: string | URL, spawnError: SpawnError, spawned: Spawned = {}): string {
   const file = typeof program === 'string' ? program : fileURLToPath(program)
-  const hint = spawnFailureHint(file, spawnError, env ?? process.env)
+  const cwd = spawned.cwd === undefined || spawned.cwd === null ? undefined : typeof spawned.cwd === 'string' ? spawned.cwd : fileURLToPath(spawned.cwd)
+  const hint = spawnFailureHint(file, spawnError, spawned.env ?? process.env, cwd)
   const suffix = hint === null ? '' : ` (${hint})`
   if (spawnError.stage === 'exec') return `failed to run '${file}': ${native.errnoInfo(spawnError.errno)[1]}${suffix}`
   // Every other stage's message already names what it was doing and the errno's text:
@@ -30,7 +35,13 @@ export function spawnFailureMessage(program: string | URL, spawnError: SpawnErro
 /** The environment a child was given (ChildSpec.env: null or absent is this process's). */
 export type SpawnedEnv = Record<string, string | undefined> | null
 
-export function spawnFailureHint(file: string, spawnError: SpawnError, env: Record<string, string | undefined> = process.env): string | null {
+/** How a child was started, as far as its failure's wording needs: ChildSpec's env and cwd. */
+export interface Spawned {
+  env?: SpawnedEnv | undefined
+  cwd?: string | URL | null | undefined
+}
+
+export function spawnFailureHint(file: string, spawnError: SpawnError, env: Record<string, string | undefined> = process.env, cwd?: string): string | null {
   const { stage, code } = spawnError
   if (stage === 'fork' && code === 'EAGAIN') return 'the process limit (ulimit -u) reached?'
   if (stage === 'pipe' && (code === 'EMFILE' || code === 'ENFILE')) return 'the open-file limit (ulimit -n) reached?'
@@ -45,7 +56,7 @@ export function spawnFailureHint(file: string, spawnError: SpawnError, env: Reco
       return 'it is open for writing'
     case 'ENOENT': {
       // The kernel says ENOENT for a missing interpreter too: the program is there, its #! is not.
-      const found = locate(file, env)
+      const found = locate(file, env, cwd)
       if (found === null) return null
       const head = firstBytes(found, 256)
       if (head.subarray(0, 2).toString('latin1') === '#!') {
@@ -56,7 +67,7 @@ export function spawnFailureHint(file: string, spawnError: SpawnError, env: Reco
       return null
     }
     case 'EACCES': {
-      const found = locate(file, env)
+      const found = locate(file, env, cwd)
       if (found === null) return null
       const stat = fs.statSync(found, { throwIfNoEntry: false })
       if (stat === undefined) return null
@@ -70,11 +81,17 @@ export function spawnFailureHint(file: string, spawnError: SpawnError, env: Reco
   }
 }
 
-/** Where exec would have looked: `file` itself when it has a '/', else the first PATH entry holding it. */
-function locate(file: string, env: NodeJS.ProcessEnv): string | null {
-  if (file.includes('/')) return fs.existsSync(file) ? file : null
+/**
+ * Where exec would have looked: `file` itself when it has a '/', else the first PATH entry holding
+ * it; a relative one from the child's working directory (`cwd`, default this process's).
+ */
+function locate(file: string, env: NodeJS.ProcessEnv, cwd = '.'): string | null {
+  if (file.includes('/')) {
+    const candidate = path.resolve(cwd, file)
+    return fs.existsSync(candidate) ? candidate : null
+  }
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir === '' ? '.' : dir, file)
+    const candidate = path.resolve(cwd, dir === '' ? '.' : dir, file)
     if (fs.existsSync(candidate)) return candidate
   }
   return null

@@ -439,7 +439,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     await runHook(b, 'prepare', label)
     const r = await spawn(b.spec)
     if (r.spawnError) {
-      const message = spawnFailureMessage(b.spec.file, r.spawnError)
+      const message = spawnFailureMessage(b.spec.file, r.spawnError, b.spec)
       throw new BenchFailure(b.command === b.spec.file ? message : `'${b.command}': ${message}`)
     }
     const failure = failureOf(r, o.timeoutMs)
@@ -455,7 +455,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     const h = b.hooks[hook]
     if (h === undefined) return
     const r = await spawn(h.spec)
-    const failure = r.spawnError ? spawnFailureMessage(h.spec.file, r.spawnError) : failureOf(r, o.timeoutMs)
+    const failure = r.spawnError ? spawnFailureMessage(h.spec.file, r.spawnError, h.spec) : failureOf(r, o.timeoutMs)
     if (failure) {
       const where = `for '${b.name}'${when ? `, ${when}` : ''}`
       throw new BenchFailure(r.spawnError ? `--${hook} '${h.command}' (${where}): ${failure}` : `--${hook} '${h.command}' ${failure} (${where})${r.timedOut ? '' : hint}`)

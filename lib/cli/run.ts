@@ -143,7 +143,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const r = await child.result
   for (const sig of forwarded) process.off(sig, forward)
   if (json) process.stdout.write(resultJson(r))
-  else if (r.spawnError) process.stderr.write(`tileharness run: ${spawnFailureMessage(spec.file, r.spawnError, spec.env)}\n`)
+  else if (r.spawnError) process.stderr.write(`tileharness run: ${spawnFailureMessage(spec.file, r.spawnError, spec)}\n`)
   else if (r.timedOut) process.stderr.write(`tileharness run: ${r.diagnostic}\n`)
   if (usage) process.stderr.write(usageReport(r))
   return exitStatusOf(r)

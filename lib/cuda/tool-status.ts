@@ -36,12 +36,12 @@ export interface ToolVerdict {
  * `tool` names the tool in the messages; `spawned` is what was started (a path, and the child's
  * environment), which a message about a failed start names and reads its hint from.
  */
-export function decodeToolResult(tool: string, result: ChildResult, spawned: { file: string | URL; env?: SpawnedEnv } = { file: tool }): ToolVerdict {
+export function decodeToolResult(tool: string, result: ChildResult, spawned: { file: string | URL; env?: SpawnedEnv; cwd?: string | URL | null } = { file: tool }): ToolVerdict {
   if (result.aborted) return { status: 'aborted', message: result.diagnostic || DIAGNOSTIC.aborted }
   if (result.timedOut) return { status: 'timed-out', message: result.diagnostic || DIAGNOSTIC.timedOut }
   const spawnError = result.spawnError
   if (spawnError !== null) {
-    const message = spawnFailureMessage(spawned.file, spawnError, spawned.env)
+    const message = spawnFailureMessage(spawned.file, spawnError, spawned)
     // E2BIG fails at exec too, but says nothing about the program: the argv was too big.
     if (spawnError.stage === 'exec' && spawnError.code === 'E2BIG') return { status: 'spawn-failed', message }
     if (spawnError.stage === 'exec') return { status: spawnError.code === 'ENOENT' ? 'not-found' : 'not-executable', message }

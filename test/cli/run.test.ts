@@ -49,6 +49,18 @@ t.test('exit status follows coreutils timeout; messages in its shape', async t =
   }
 })
 
+// The hint looked for the program from tileharness's own directory, not the child's: it blamed
+// the #! line of another file of the same name, or hinted at a program that was not there.
+t.test("a failed run's hint reads the program where the child looked for it (--cwd)", async t => {
+  const dir = tempDir(t)
+  script(dir, 'tool.py', '#!/nonexistent/th-python\nprint(1)\n')
+  fs.mkdirSync(`${dir}/other`)
+  script(`${dir}/other`, 'tool.py', '#!/bin/sh\nexit 0\n')
+  const from = (cwd: string, args: string[]) => cli(['run', ...args], { cwd }).stderr.toString()
+  t.equal(from(`${dir}/other`, ['--cwd', '..', './tool.py']), "tileharness run: failed to run './tool.py': No such file or directory (its #! interpreter '/nonexistent/th-python' was not found)\n", "the child's ./tool.py, not this directory's")
+  t.equal(from(dir, ['--cwd', '/', './tool.py']), "tileharness run: failed to run './tool.py': No such file or directory\n", 'no hint when the child had no such file')
+})
+
 t.test('--signal takes a name or a number, as kill(1) does', async t => {
   for (const signal of ['15', 'TERM', 'SIGTERM', 'term']) {
     const r = cli(['run', '--json', '--signal', signal, '--timeout', '100ms', 'sleep', '10'])
