@@ -4,13 +4,16 @@
 //   -                               standard output
 //   a regular file, or no file yet  replaced atomically: a temp file in the same directory, then
 //                                   rename(2) over it, so a reader sees the old file or the new one
-//                                   (its permission bits are kept); a file this process may not
-//                                   write is refused, as a shell's `>` refuses it
+//                                   (its permission bits kept, and its owner where this process may
+//                                   give it); a file this process may not write is refused, as a
+//                                   shell's `>` refuses it, and so is one the rename may not replace
+//                                   (another user's, in a sticky directory such as /tmp)
 //   a symlink                       followed, link by link; its target is replaced atomically (or
 //                                   created), and the link stays a link
 //   a character device, a FIFO      written directly, never replaced: /dev/null stays a device
 //                                   node even for root, a FIFO's reader gets the bytes
-//   /dev/stdout, /dev/fd/N, ...     a descriptor of this process: written to it directly
+//   /dev/stdout, /dev/fd/N, ...     a descriptor of this process: written to it directly (one
+//                                   that is not open is refused)
 //   anything else                   refused, with what it is: a directory, a socket, a block device
 //
 // A check that passes can still be overtaken (the file changes between the check and the write);
@@ -27,13 +30,17 @@ export type OutputTarget =
   | { kind: 'descriptor'; fd: number }
   /** A character device or FIFO, opened and written in place. */
   | { kind: 'direct'; path: string }
-  /** A regular file, existing or not, replaced atomically; `path` is the symlinks' final target. */
-  | { kind: 'replace'; path: string; mode: number | null }
+  /**
+   * A regular file, existing or not, replaced atomically; `path` is the symlinks' final target,
+   * `mode` and `owner` the existing file's (null when there is none).
+   */
+  | { kind: 'replace'; path: string; mode: number | null; owner: { uid: number; gid: number } | null }
 
 /** An output that cannot be written; `message` says why, without the path (the caller names it). */
 export class OutputRefused extends Error {}
 
 const MAX_LINKS = 40 // as the kernel's own limit for a path walk (ELOOP)
+const S_ISVTX = 0o1000 // the sticky bit (Node's fs.constants has no name for it)
 
 /** What writing `file` means, by the rules above; throws OutputRefused when it cannot be written. */
 export function resolveOutput(file: string): OutputTarget {
@@ -44,7 +51,14 @@ export function resolveOutput(file: string): OutputTarget {
     const dir = realDirectory(current)
     current = path.join(dir, path.basename(current))
     const stat = statOf(current, fs.lstatSync)
-    if (stat === null) return replace(current, dir, null)
+    if (stat === null) {
+      // Nothing can be made in /proc: /dev/fd/N for a descriptor that is not open, say.
+      if (dir === '/proc' || dir.startsWith('/proc/')) {
+        const fd = ownDescriptor(dir, current)
+        throw new OutputRefused(fd === null ? 'no such file or directory (ENOENT)' : `descriptor ${fd} is not open`)
+      }
+      return replace(current, dir, null)
+    }
     if (stat.isSymbolicLink()) {
       // /proc/<pid>/fd/N are not paths to follow but descriptors ("pipe:[1234]" is no file name).
       const fd = ownDescriptor(dir, current)
@@ -54,7 +68,7 @@ export function resolveOutput(file: string): OutputTarget {
       current = path.resolve(dir, fs.readlinkSync(current))
       continue
     }
-    if (stat.isFile()) return replace(current, dir, stat.mode & 0o7777)
+    if (stat.isFile()) return replace(current, dir, stat)
     return inPlace(current, stat)
   }
 }
@@ -101,7 +115,7 @@ export async function writeOutput(file: string, data: string | Uint8Array): Prom
       }
       return
     }
-    case 'replace': return replaceAtomically(target.path, data, target.mode)
+    case 'replace': return replaceAtomically(target.path, data, target.mode, target.owner)
   }
 }
 
@@ -121,20 +135,26 @@ function inPlace(file: string, stat: fs.Stats | null): OutputTarget {
  * and a file already there must be one this process may write (a rename needs only the
  * directory's permission; a file made read-only is kept, as `>` in a shell keeps it).
  */
-function replace(file: string, dir: string, mode: number | null): OutputTarget {
+function replace(file: string, dir: string, existing: fs.Stats | null): OutputTarget {
   try {
     fs.accessSync(dir, fs.constants.W_OK)
   } catch (error) {
     throw new OutputRefused(`directory '${dir}': ${errnoText(error)}`)
   }
-  if (mode !== null) {
-    try {
-      fs.accessSync(file, fs.constants.W_OK)
-    } catch (error) {
-      throw new OutputRefused(errnoText(error))
-    }
+  if (existing === null) return { kind: 'replace', path: file, mode: null, owner: null }
+  try {
+    fs.accessSync(file, fs.constants.W_OK)
+  } catch (error) {
+    throw new OutputRefused(errnoText(error))
   }
-  return { kind: 'replace', path: file, mode }
+  // In a sticky directory (/tmp), only the file's owner, the directory's, or a process with
+  // CAP_FOWNER may rename over it: the rename would fail with EPERM after all the work.
+  const uid = process.geteuid?.() ?? 0
+  const directory = uid !== 0 && existing.uid !== uid ? fs.statSync(dir) : null
+  if (directory !== null && (directory.mode & S_ISVTX) !== 0 && directory.uid !== uid) {
+    throw new OutputRefused(`it belongs to another user in a sticky directory, so it cannot be replaced (rename: EPERM); remove it or write another name`)
+  }
+  return { kind: 'replace', path: file, mode: existing.mode & 0o7777, owner: { uid: existing.uid, gid: existing.gid } }
 }
 
 /** The real directory holding `file` (its symlinks resolved); OutputRefused when there is none. */
@@ -178,7 +198,7 @@ function descriptor(fd: number, file: string): OutputTarget {
 /** The longest file name (one path component) Linux file systems take, in bytes. */
 const NAME_MAX = 255
 
-function replaceAtomically(file: string, data: string | Uint8Array, mode: number | null): void {
+function replaceAtomically(file: string, data: string | Uint8Array, mode: number | null, owner: { uid: number; gid: number } | null): void {
   // Named after the file when that fits: a name near NAME_MAX is a legal output, its temp file's
   // name must be one too.
   const suffix = `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
@@ -188,7 +208,8 @@ function replaceAtomically(file: string, data: string | Uint8Array, mode: number
     const fd = fs.openSync(temp, 'wx', 0o666)
     try {
       writeAll(fd, data)
-      if (mode !== null) fs.fchmodSync(fd, mode)
+      if (owner !== null) keepOwner(fd, owner)
+      if (mode !== null) fs.fchmodSync(fd, mode) // after the chown, which may clear set-id bits
       fs.fsyncSync(fd)
     } finally {
       fs.closeSync(fd)
@@ -197,6 +218,23 @@ function replaceAtomically(file: string, data: string | Uint8Array, mode: number
   } catch (error) {
     fs.rmSync(temp, { force: true })
     throw error
+  }
+}
+
+/**
+ * The replaced file's owner and group, where this process may give them (root may; another user
+ * may give a group it belongs to), as `sed -i` keeps them: root rebuilding a user's file leaves it
+ * the user's. Where it may not, the file is this process's, as any file it makes.
+ */
+function keepOwner(fd: number, owner: { uid: number; gid: number }): void {
+  try {
+    fs.fchownSync(fd, owner.uid, owner.gid)
+  } catch {
+    try {
+      fs.fchownSync(fd, -1, owner.gid)
+    } catch {
+      // Neither: the file is ours, as a new one would be.
+    }
   }
 }
 

@@ -39,6 +39,13 @@ t.test('-o: a file replaced atomically, a symlink followed, a device or FIFO wri
   t.same(fs.readFileSync(at('plain.o')), object, 'plain.o: the object')
   t.not(after.ino, before.ino, 'plain.o: replaced by rename, not rewritten in place')
   t.equal(after.mode & 0o777, 0o640, 'plain.o: mode kept')
+  if (process.getuid?.() === 0) {
+    // Root rebuilding a user's file leaves it the user's (it had become root's, unreadable to them).
+    fs.chownSync(at('plain.o'), 65534, 65534)
+    t.equal(cli(dir, ['-o', 'plain.o']).exitCode, 0)
+    const owned = fs.statSync(at('plain.o'))
+    t.same([owned.uid, owned.gid, owned.mode & 0o777], [65534, 65534, 0o640], 'plain.o: owner, group and mode kept')
+  }
 
   // Symlinks: followed link by link (relative, absolute, through a linked directory); the links stay.
   fs.mkdirSync(at('build'))
@@ -111,6 +118,9 @@ t.test('-o that cannot be written: refused with what it is, status 2, before ptx
     ['into-nowhere', `directory '${at('nowhere')}': no such file or directory (ENOENT)`],
     ['nodir/x.o', `directory '${at('nodir')}': no such file or directory (ENOENT)`],
     ['a-file/x.o', `'${at('a-file')}' is not a directory`],
+    // Nothing can be made in /proc: these were refused only once ptxas had run (ENOENT).
+    ['/dev/fd/99', 'descriptor 99 is not open'],
+    ['/proc/self/nothing.o', 'no such file or directory (ENOENT)'],
   ]
   if (process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('a-block-device'), 'b', '7', '0'] }).exitCode === 0) {
     rows.push(['a-block-device', 'it is a block device (only character devices and FIFOs are written in place)'])
@@ -174,6 +184,29 @@ t.test('-o a file this user may not write, in a directory it may: refused, statu
   }
   t.notOk(fs.existsSync(started), 'ptxas never started')
   t.same(files(dir), ['read-only.o', 'root-only.o'], 'no temp file')
+})
+
+// In a sticky directory (/tmp) the rename over another user's file fails with EPERM, though the
+// file is writable: that was found only after ptxas had run (status 5).
+t.test('-o another user\'s file in a sticky directory: refused, status 2, before ptxas starts (as nobody)', async (t) => {
+  const staged = stageForNobody(t)
+  if (typeof staged === 'string') return t.skip(staged)
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  fs.chmodSync(dir, 0o1777)
+  fs.chmodSync(tools, 0o777)
+  const started = path.join(tools, 'started')
+  script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
+  const env = { ...nodeChildEnv(staged), PATH: `${tools}:${process.env.PATH}` }
+  const main = path.join(staged.root, 'dist/cli/main.js')
+  fs.writeFileSync(path.join(dir, 'shared.o'), 'previous build')
+  fs.chmodSync(path.join(dir, 'shared.o'), 0o666) // root's, writable by all
+  const r = spawnChildSync({ file: staged.wrap[0], args: [...staged.wrap.slice(1), process.execPath, main, 'compile', '-o', 'shared.o'], cwd: dir, env, timeout: 60000 })
+  t.equal(r.exitCode, 2, `status 2 (${r.stderr})`)
+  t.equal(r.stderr.toString(), lines("cannot write 'shared.o': it belongs to another user in a sticky directory, so it cannot be replaced (rename: EPERM); remove it or write another name"))
+  t.notOk(fs.existsSync(started), 'ptxas never started')
+  t.same(files(dir), ['shared.o'], 'no temp file')
+  t.equal(fs.readFileSync(path.join(dir, 'shared.o'), 'utf8'), 'previous build', 'kept')
 })
 
 t.test('-o the input itself, by any name: refused before ptxas starts, the source kept', async (t) => {
