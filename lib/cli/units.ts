@@ -18,11 +18,15 @@ export function parseDuration(text: string, what = 'duration'): number {
 
 const SIZE: Record<string, number> = { '': 1, B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 }
 
-/** Bytes (or a count) from `512K`, `2G`, `1.5M`, `4096`; K/M/G/T are powers of 1024. */
+/**
+ * Bytes (or a count) from `512K`, `2G`, `1.5M`, `4096`, `10B`, `1KiB`, `1KB`; K/M/G/T are powers of
+ * 1024. A whole number: `1.5` (of a count such as nofile) is refused, not rounded.
+ */
 export function parseSize(text: string, what = 'size'): number {
-  const m = /^(\d+(?:\.\d+)?)([BKMGT]?)(?:i?B)?$/i.exec(text.trim())
+  const m = /^(\d+(?:\.\d+)?)(?:([KMGT])(?:i?B)?|B)?$/i.exec(text.trim())
   if (!m) throw new UsageError(`invalid ${what} '${text}' (use e.g. 4096, 512K, 2G)`)
-  const value = Math.floor(Number(m[1]) * SIZE[m[2].toUpperCase()])
+  const value = Number(m[1]) * SIZE[(m[2] ?? '').toUpperCase()]
+  if (!Number.isInteger(value)) throw new UsageError(`invalid ${what} '${text}' (not a whole number)`)
   if (!Number.isSafeInteger(value)) throw new UsageError(`invalid ${what} '${text}': too large`)
   return value
 }

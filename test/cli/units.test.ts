@@ -10,7 +10,10 @@ t.test('parseDuration', async t => {
 t.test('parseSize', async t => {
   const rows: Array<[string, number]> = [['4096', 4096], ['512K', 524288], ['2G', 2147483648], ['1.5M', 1572864], ['2g', 2147483648], ['1KiB', 1024], ['10B', 10]]
   for (const [text, bytes] of rows) t.equal(parseSize(text), bytes, text)
-  for (const bad of ['', 'K', '-1', '2X', '1e9', '99999999999T']) t.throws(() => parseSize(bad), { code: 'ERR_USAGE' }, JSON.stringify(bad))
+  t.equal(parseSize('1KB'), 1024, '1KB')
+  // '2iB' and '2BB' were 2 (a unit letter optional before 'iB'), '1.5' was 1 (floored).
+  for (const bad of ['', 'K', '-1', '2X', '1e9', '99999999999T', '2iB', '2BB', '2ib', '1.5', '1.5B', '0.3K']) t.throws(() => parseSize(bad), { code: 'ERR_USAGE' }, JSON.stringify(bad))
+  t.throws(() => parseSize('1.5', '--rlimit nofile value'), { message: "invalid --rlimit nofile value '1.5' (not a whole number)" })
 })
 
 t.test('parseRlimit', async t => {
