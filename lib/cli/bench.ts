@@ -16,7 +16,7 @@ import { DEFAULT_MIN_RUNS, MIN_BENCHMARK_MS, roundsFor, type AutomaticRuns } fro
 import { formatRunsCsv } from '../bench/runs-csv.js'
 import { signalNumber, spawnChild, type ChildResult, type ChildSpec } from '../spawn/index.js'
 import { spawnFailureMessage } from '../spawn-failure.js'
-import { CHILD_OPTIONS, childSpecOf, defaultChildOptions, takeChildOption, type ChildOptions } from './child-options.js'
+import { CHILD_OPTIONS, checkChildSpec, childSpecOf, defaultChildOptions, takeChildOption, type ChildOptions } from './child-options.js'
 import { combinations, parametersOf, substitute, type ParameterOption, type ParameterValues } from './bench-parameters.js'
 import { UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
 import { OutputRefused, errnoText, fileIdentity, isStandardOutput, resolveOutput, writeOutput } from './output.js'
@@ -367,13 +367,9 @@ function benchmarksOf(o: BenchOptions): Benchmark[] {
         const hookCommand = substitute(given.length === 1 ? given[0] : given[i], values)
         hooks[hook] = { command: hookCommand, spec: hookSpec(hook, hookCommand) }
       }
-      return {
-        name: i < o.names.length ? substitute(o.names[i], values) : command,
-        command,
-        parameters: values,
-        spec: { file, args, stdin: o.input === null ? 'ignore' : { path: o.input }, ...output, ...childSpecOf(o) },
-        hooks,
-      }
+      const spec: Benchmark['spec'] = { file, args, stdin: o.input === null ? 'ignore' : { path: o.input }, ...output, ...childSpecOf(o) }
+      checkChildSpec(spec)
+      return { name: i < o.names.length ? substitute(o.names[i], values) : command, command, parameters: values, spec, hooks }
     })
   })
 }

@@ -1,8 +1,9 @@
 // The options `run` and `bench` share: how each child they start is run. One table and one
 // reading of them, so the two commands take the same words the same way.
 import type { ChildSpec } from '../spawn/index.js'
-import { HELP_OPTION, LAUNCHERS, oneOf, type OptionTable } from './options.js'
+import { HELP_OPTION, LAUNCHERS, UsageError, oneOf, type OptionTable } from './options.js'
 import { native } from '../spawn/native.js'
+import { normalizeSpec } from '../spawn/normalize.js'
 import { parseCpuList, parseDuration, parseRlimit } from './units.js'
 
 export const CHILD_OPTIONS: OptionTable = {
@@ -50,5 +51,31 @@ export function childSpecOf(o: ChildOptions): Pick<ChildSpec, 'timeout' | 'rlimi
     ...(o.cpus ? { cpus: o.cpus } : {}),
     launcher: o.launcher,
     measure: o.measure,
+  }
+}
+
+/** The spec fields the command line sets, by the option that sets them. */
+const OPTION_OF_FIELD: Record<string, string> = {
+  cwd: '--cwd', rlimits: '--rlimit', cpus: '--cpu', launcher: '--launcher', timeout: '--timeout',
+  killSignal: '--signal', forceKillAfterDelay: '--kill-after', env: '--env', setsid: '--setsid', measure: '--no-measure',
+}
+
+/**
+ * `spec` checked as the launch will check it, before anything runs: a spec the command line made
+ * that the harness refuses (`--cwd ''`, `--launcher posix_spawn --rlimit as=2G`) is a bad command
+ * line, with the Try line and the usage status, said in the options' names, not the API's.
+ */
+export function checkChildSpec(spec: ChildSpec): void {
+  try {
+    normalizeSpec(spec, 'async')
+  } catch (error) {
+    const field = (error as { field?: unknown }).field
+    if (typeof field !== 'string' || !(error instanceof Error)) throw error
+    // The fields a message names: the one it is about, first, and the other of an incompatible pair.
+    const option = (name: string, key: string | undefined) =>
+      name === 'rlimits' && key !== undefined ? `--rlimit ${key}` : name === 'env' && key !== undefined ? `--env ${key}` : OPTION_OF_FIELD[name] ?? name
+    throw new UsageError(error.message
+      .replace(/^(\w+)(?:\.(\w+))?/, (_, name: string, key?: string) => option(name, key))
+      .replace(/(cannot be combined with )(\w+)/, (_, before: string, name: string) => before + option(name, undefined)))
   }
 }

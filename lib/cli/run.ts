@@ -2,7 +2,7 @@
 // `prlimit`, `setsid` and `/usr/bin/time -v`. Exit status follows coreutils timeout.
 import { startChild, signalName, signalNumber, type ChildResult, type ChildSpec } from '../spawn/index.js'
 import { spawnFailureMessage } from '../spawn-failure.js'
-import { CHILD_OPTIONS, childSpecOf, defaultChildOptions, takeChildOption } from './child-options.js'
+import { CHILD_OPTIONS, checkChildSpec, childSpecOf, defaultChildOptions, takeChildOption } from './child-options.js'
 import { UsageError, parseCommandLine, type OptionTable } from './options.js'
 import { HARNESS_FAILURE } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
@@ -97,6 +97,7 @@ export function parseRunArgs(argv: string[]): RunOptions {
     spec.stderr = 'stdout'
   }
   spec.maxBuffer = Infinity
+  checkChildSpec(spec)
   return { spec, usage, json }
 }
 

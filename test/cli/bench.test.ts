@@ -167,6 +167,7 @@ t.test('bad options: the message and a pointer to --help, exit 125, never a stac
     [['  '], /^tileharness bench: empty command ' {2}'\n/],
     [['--json', '/nonexistent-dir/x.json', 'true'], /^tileharness bench: --json: cannot write '\/nonexistent-dir\/x\.json': directory '\/nonexistent-dir': no such file or directory \(ENOENT\)\n/],
     // Refused after the whole benchmark had run (ENOENT from /proc).
+    [['--launcher', 'posix_spawn', '--rlimit', 'as=2G', 'true'], /^tileharness bench: --launcher 'posix_spawn' cannot be combined with --rlimit: /],
     [['--json', '/dev/fd/99', 'true'], /^tileharness bench: --json: cannot write '\/dev\/fd\/99': descriptor 99 is not open\n/],
   ]
   for (const [args, message] of rows) {
