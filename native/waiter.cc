@@ -92,7 +92,13 @@ DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx) {
         size_t want = std::max<size_t>(4096, into.cap * 2);
         if (into.limit != SIZE_MAX) want = std::min(want, into.limit);
         char *grown = static_cast<char *>(realloc(into.data, want));
-        if (!grown) return DrainResult::Eof;
+        if (!grown) {
+          // No memory for more (RLIMIT_AS, an overcommit refusal): the capture ends here as at
+          // maxBuffer, the rest read and dropped, and the result says truncated. Closing the pipe
+          // instead had killed the child with SIGPIPE and claimed the output whole.
+          into.limit = into.len;
+          continue;
+        }
         // A realloc that copied left the backed tail behind: only the bytes read are known to be.
         if (grown != into.data) into.populated = into.len;
         into.data = grown;

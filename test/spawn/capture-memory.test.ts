@@ -6,7 +6,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
-import { REPO_ROOT, eachPath, pattern251, tempDir } from '../helpers.js'
+import { REPO_ROOT, eachPath, paths, pattern251, tempDir } from '../helpers.js'
+import { childPaths, PACKAGE, runNodeScript } from '../reliability/helpers.js'
 
 const MB = 1024 * 1024
 const WINDOW = 256 * 1024 // the most native/waiter.cc backs ahead of its reads
@@ -83,3 +84,30 @@ t.test('a large capture holds exactly the child\'s bytes, whole or cut at maxBuf
   t.same([cut.exitCode, cut.stdout.length, cut.stdoutTruncated], [0, limit, true])
   t.ok(cut.stdout.equals(pattern251(limit)), 'cut exactly at maxBuffer, the bytes before it intact')
 }))
+
+// A capture that cannot grow (the address-space limit, an overcommit refusal) had closed its pipe:
+// the child died of SIGPIPE and the result claimed its output whole (truncated false). It now ends
+// as at maxBuffer: the rest read and dropped, the child runs to its end, and the result says so.
+// For each path, a node child lowers its own RLIMIT_AS (prlimit on itself) to what it uses plus
+// 128 MiB and captures 256 MiB with maxBuffer Infinity: the capture stops growing with room still
+// left for V8. Not startChild: its stream hands every chunk to JavaScript in a Buffer of its own,
+// and with memory that short V8 itself gives out (a fatal OOM, as any Node process out of memory).
+t.test('a capture out of memory ends as at maxBuffer: truncated, and the child unharmed', async (t) => {
+  for (const path of paths({ apis: ['sync', 'async'] })) {
+    const r = runNodeScript<{ lowered: number; len: number; truncated: boolean; exitCode: number | null; signal: string | null }>(`
+      ${childPaths({ apis: [path.api], launchers: [path.launcher], measure: [path.measure] })}
+      const fs = require('node:fs')
+      const { spawnChildSync } = require(${PACKAGE})
+      const vm = () => Number(fs.readFileSync('/proc/self/status', 'utf8').match(/VmSize:\\s+(\\d+)/)[1]) * 1024
+      ;(async () => {
+        spawnChildSync({ file: 'true' })  // warm up
+        const lowered = spawnChildSync({ file: 'prlimit', args: ['--pid=' + process.pid, '--as=' + (vm() + 128 * 1024 * 1024) + ':'] }).exitCode
+        const r = await runPath(PATHS[0], { file: 'head', args: ['-c', String(256 << 20), '/dev/zero'], maxBuffer: Infinity })
+        console.log(JSON.stringify({ lowered, len: r.stdout.length, truncated: r.stdoutTruncated, exitCode: r.exitCode, signal: r.signal }))
+      })()
+    `)
+    t.equal(r.lowered, 0, `${path.label}: the limit lowered`)
+    t.same([r.exitCode, r.signal, r.truncated], [0, null, true], `${path.label}: head wrote all it had, and the result is marked truncated`)
+    t.ok(r.len > 0 && r.len < 256 << 20, `${path.label}: what fitted (${r.len} bytes) is kept`)
+  }
+})
