@@ -35,11 +35,14 @@ AlarmTimer::AlarmTimer() {
 
 AlarmTimer::~AlarmTimer() {
   if (haveTimer_) {
-    if (armed_ && Fired()) unread_++;
     timer_delete(timer_);
     // An expiry that fired but was never read is still pending on this thread: take it, or it
-    // would be delivered to whatever SIGALRM disposition is in place once the mask is restored.
-    while (unread_ > 0 && ReadOne() == Read::Ours) unread_--;
+    // would be delivered to whatever SIGALRM disposition is in place once the mask is restored
+    // (with no listener, the default kills the process). Every one of ours is taken, not only
+    // those counted: one that fired between a check of Fired() and the timer_delete would be
+    // missed, and kernels before 6.13 deliver it after the timer is gone (later ones drop it).
+    while (ReadOne() == Read::Ours) {
+    }
   }
   if (sigfd_ >= 0) close(sigfd_);
   if (maskSaved_) pthread_sigmask(SIG_SETMASK, &savedMask_, nullptr);
@@ -62,10 +65,8 @@ int AlarmTimer::fd() {
 
 bool AlarmTimer::Arm(double ms) {
   if (!ok_) return false;
-  if (armed_ && Fired()) {
-    // The previous expiry fired and was not taken: it stays pending until read.
-    unread_++;
-  }
+  // A previous expiry that fired and was not taken stays pending until read (the destructor
+  // takes every one of ours).
   if (ms < 0) ms = 0;
   double whole = std::floor(ms / 1000.0);
   struct itimerspec spec;
@@ -129,7 +130,7 @@ bool AlarmTimer::TakeExpiry() {
   if (!armed_) return false;
   if (Fired()) {
     armed_ = false;
-    if (ReadOne() != Read::Ours) unread_++;  // flushed by SIG_IGN, or a foreign one came first
+    ReadOne();  // not ours when flushed by SIG_IGN, or a foreign one came first: left for the destructor
     return true;
   }
   if (NowNs() >= deadlineNs_) {  // the second guard (timer_gettime failing)

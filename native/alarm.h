@@ -55,7 +55,6 @@ class AlarmTimer {
   timer_t timer_{};
   bool ok_ = false, haveTimer_ = false, pollable_ = true, armed_ = false;
   int err_ = 0;
-  int unread_ = 0;         // expiries of ours that fired and are still pending
   double deadlineNs_ = 0;  // of the armed expiry
   sigset_t savedMask_{};
   bool maskSaved_ = false;
