@@ -7,7 +7,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync } from '../../lib/index.js'
 import { REPO_ROOT, eachPath, paths, pattern251, tempDir } from '../helpers.js'
-import { childPaths, PACKAGE, runNodeScript } from '../reliability/helpers.js'
+import { childPaths, nodeChildEnv, PACKAGE, runNodeScript } from '../reliability/helpers.js'
 
 const MB = 1024 * 1024
 const WINDOW = 256 * 1024 // the most native/waiter.cc backs ahead of its reads
@@ -92,6 +92,12 @@ t.test('a large capture holds exactly the child\'s bytes, whole or cut at maxBuf
 // 128 MiB and captures 256 MiB with maxBuffer Infinity: the capture stops growing with room still
 // left for V8. Not startChild: its stream hands every chunk to JavaScript in a Buffer of its own,
 // and with memory that short V8 itself gives out (a fatal OOM, as any Node process out of memory).
+// Under check:asan, ASan's allocator aborts the process on an allocation it cannot make unless
+// told to return null, as the C library does: what is tested here is that null.
+const oomEnv = {
+  ...nodeChildEnv(),
+  ...(process.env.ASAN_OPTIONS === undefined ? {} : { ASAN_OPTIONS: `${process.env.ASAN_OPTIONS}:allocator_may_return_null=1` }),
+}
 t.test('a capture out of memory ends as at maxBuffer: truncated, and the child unharmed', async (t) => {
   for (const path of paths({ apis: ['sync', 'async'] })) {
     const r = runNodeScript<{ lowered: number; len: number; truncated: boolean; exitCode: number | null; signal: string | null }>(`
@@ -105,7 +111,7 @@ t.test('a capture out of memory ends as at maxBuffer: truncated, and the child u
         const r = await runPath(PATHS[0], { file: 'head', args: ['-c', String(256 << 20), '/dev/zero'], maxBuffer: Infinity })
         console.log(JSON.stringify({ lowered, len: r.stdout.length, truncated: r.stdoutTruncated, exitCode: r.exitCode, signal: r.signal }))
       })()
-    `)
+    `, { env: oomEnv })
     t.equal(r.lowered, 0, `${path.label}: the limit lowered`)
     t.same([r.exitCode, r.signal, r.truncated], [0, null, true], `${path.label}: head wrote all it had, and the result is marked truncated`)
     t.ok(r.len > 0 && r.len < 256 << 20, `${path.label}: what fitted (${r.len} bytes) is kept`)
