@@ -12,7 +12,7 @@ import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { readFatbin } from '../elf/fatbin.js'
 import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
 import { invalidType, invalidValue, requireObject } from '../errors.js'
-import { checkBaseName, withAnonymousFile, withPrivateTempFile } from './temp-file.js'
+import { checkBaseName, withAnonymousFiles, withPrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
 /** Seconds for a few megabytes of copying; anything longer is stuck. */
@@ -65,6 +65,8 @@ export interface FatbinaryRun {
 
 /** The child fd the first image is on, on the memfd route; the next is one above, and so on. */
 const FIRST_IMAGE_FD = 3
+/** The highest child fd a spec's `fds` may give (ChildSpec.fds). */
+const MAX_CHILD_FD = 1023
 
 /** Run fatbinary on `images`, in their order. Throws only for bad input (TypeError). */
 export async function runFatbinaryAsync(images: readonly FatbinaryInput[], options: RunFatbinaryOptions = {}): Promise<FatbinaryRun> {
@@ -99,17 +101,13 @@ export async function runFatbinaryAsync(images: readonly FatbinaryInput[], optio
     if (options.signal !== undefined) spec.signal = options.signal
     return interpretFatbinaryResult(await spawnChild(spec), argv, spec, images, inputRoute)
   }
-  return route === 'file' ? viaFiles() : withImageMemfds(images, [], (memfds) => {
+  // One child fd per image, from 3 up to the highest a child fd may be: more images than that
+  // go by the file route, as where memfd_create fails (the memfds made so far closed first).
+  if (route === 'file' || FIRST_IMAGE_FD + images.length - 1 > MAX_CHILD_FD) return viaFiles()
+  return withAnonymousFiles(images.map((image) => ({ name: image.fileName, data: image.data })), (memfds) => {
     if (memfds === null) return viaFiles()
     return run('memfd', memfds.map((_, i) => `/dev/fd/${FIRST_IMAGE_FD + i}`), Object.fromEntries(memfds.map((fd, i) => [FIRST_IMAGE_FD + i, fd])))
   })
-}
-
-/** Each image in an anonymous file, closed when `use` has settled; null when one cannot be made. */
-function withImageMemfds<T>(images: readonly FatbinaryInput[], fds: number[], use: (fds: number[] | null) => Promise<T>): Promise<T> {
-  if (fds.length === images.length) return use(fds)
-  const image = images[fds.length]
-  return withAnonymousFile(image.fileName, image.data, (fd) => (fd === null ? use(null) : withImageMemfds(images, [...fds, fd], use)))
 }
 
 /** Each image in a private temp file, made one after the other, removed when `use` has settled. */

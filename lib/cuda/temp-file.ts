@@ -122,13 +122,33 @@ export function withPrivateTempFile<T>(request: TempFileRequest | null, use: (te
  * takes another route.
  */
 export function withAnonymousFile<T>(name: string, data: string | Uint8Array, use: (fd: number | null) => T): T {
-  let fd: number | null
-  try {
-    fd = native.anonymousFile(name, typeof data === 'string' ? Buffer.from(data, 'utf8') : data)
-  } catch {
-    fd = null
+  return usedThenReleased(anonymousFile(name, data), use, closeSync)
+}
+
+/**
+ * Runs `use` with one anonymous file per entry of `files`, closed when `use` is done, as
+ * withAnonymousFile does; `use` gets null, with none of them left open, when any cannot be made.
+ */
+export function withAnonymousFiles<T>(files: ReadonlyArray<{ name: string; data: string | Uint8Array }>, use: (fds: number[] | null) => T): T {
+  const fds: number[] = []
+  for (const file of files) {
+    const fd = anonymousFile(file.name, file.data)
+    if (fd === null) {
+      for (const made of fds) closeSync(made)
+      return use(null)
+    }
+    fds.push(fd)
   }
-  return usedThenReleased(fd, use, closeSync)
+  return usedThenReleased(fds, use, (all) => { for (const fd of all) closeSync(fd) })
+}
+
+/** A close-on-exec memfd labelled `name` holding `data`; null when memfd_create fails. */
+function anonymousFile(name: string, data: string | Uint8Array): number | null {
+  try {
+    return native.anonymousFile(name, typeof data === 'string' ? Buffer.from(data, 'utf8') : data)
+  } catch {
+    return null
+  }
 }
 
 /** `use(resource)`, then `release(resource)`: on return or throw, or once a returned promise settles. */

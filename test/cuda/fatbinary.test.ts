@@ -2,12 +2,15 @@
 // its temp file's name in a private directory of its own, so it must be a plain file name;
 // everything is checked before any file is made.
 import t from 'tap'
-import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runFatbinaryAsync, type FatbinaryInput } from '../../lib/cuda/fatbinary.js'
 import { runPtxas } from '../../lib/cuda/ptxas.js'
 import { searchPath } from '../../lib/cuda/toolkit.js'
 import { readFatbin } from '../../lib/elf/fatbin.js'
+import { spawnChildSync } from '../../lib/index.js'
+import { REPO_ROOT } from '../helpers.js'
+import { nodeChildEnv } from '../reliability/helpers.js'
 import { fakeTool, MINIMAL_PTX, NO_PTXAS, openFds, PTXAS, scratchDir } from '../fixtures/cuda/helpers.js'
 
 t.test('bad images are TypeErrors naming the field, and no file is made anywhere', async (t) => {
@@ -91,4 +94,30 @@ t.test('the images are anonymous files fatbinary inherits: a temp root with a co
   await t.rejects(runFatbinaryAsync(named, { tempRoot, inputRoute: 'file' }), { code: 'ERR_INVALID_ARG_VALUE', field: 'images[0].file', message: /comma/ })
   t.same(readdirSync(tempRoot), [], 'and removed when refused')
   await t.rejects(runFatbinaryAsync(named, { inputRoute: 'argv' as 'file' }), { code: 'ERR_INVALID_ARG_VALUE', field: 'options.inputRoute' })
+})
+
+// More images than child fds 3-1023 hold had failed with a RangeError naming fds[1024], an option
+// the caller never gave; and where memfd_create failed part way (EMFILE), the fall back to temp
+// files ran with every memfd made so far still open, and failed with EMFILE in turn.
+t.test('images the memfd route cannot take go by the file route, with no memfd held', withFatbinary, async (t) => {
+  const dir = scratchDir(t)
+  const cubin = runPtxas(MINIMAL_PTX, { gpuName: 'sm_100' }).cubin!
+  const many = (n: number): FatbinaryInput[] => Array.from({ length: n }, (_, i) => ({ kind: 'elf', gpuName: 'sm_100', fileName: `k${i}.cubin`, data: cubin }))
+  const before = openFds()
+  const run = await runFatbinaryAsync(many(1022), { tempRoot: dir })
+  t.same([run.status, run.inputRoute, readFatbin(run.fatbin!).length], ['ok', 'file', 1022], `1,022 images: ${run.message}`)
+  t.same(readdirSync(dir), [], 'the temp files are removed')
+  t.equal(openFds(), before, 'no fd left')
+
+  // 600 images under a 512-fd limit: the memfds run out part way.
+  const script = `
+    const { runFatbinaryAsync } = require(${JSON.stringify(join(REPO_ROOT, 'dist/cuda/index.js'))})
+    const cubin = require('node:fs').readFileSync(${JSON.stringify(join(dir, 'k.cubin'))})
+    const images = Array.from({ length: 600 }, (_, i) => ({ kind: 'elf', gpuName: 'sm_100', fileName: 'k' + i + '.cubin', data: cubin }))
+    runFatbinaryAsync(images, { tempRoot: ${JSON.stringify(dir)} }).then((r) => console.log(JSON.stringify([r.status, r.inputRoute, r.message])), (e) => console.log(JSON.stringify(['threw', e.code, e.message])))
+  `
+  writeFileSync(join(dir, 'k.cubin'), cubin)
+  const r = spawnChildSync({ file: 'prlimit', args: ['--nofile=512:512', process.execPath, '-e', script], env: nodeChildEnv(), timeout: 120000 })
+  t.same(JSON.parse(r.stdout.toString()), ['ok', 'file', ''], `600 images, 512 fds: ${r.stderr.toString()}`)
+  t.same(readdirSync(dir), ['k.cubin'], 'its temp files are removed')
 })
