@@ -14,6 +14,8 @@
 // <describe(value)>` and `<field>: <problem>`); those shapes are built here too (fieldTypeError,
 // fieldError).
 
+import { getSystemErrorMap } from 'node:util'
+
 export type ArgumentErrorCode =
   | 'ERR_INVALID_ARG_TYPE'
   | 'ERR_INVALID_ARG_VALUE'
@@ -156,8 +158,10 @@ export const MAX_DELAY_MS = 2 ** 31 - 1
 export function errnoText(error: unknown): string {
   const e = error as NodeJS.ErrnoException
   if (typeof e?.code === 'string' && typeof e.syscall === 'string') {
-    // "ENOENT: no such file or directory, open 'x'" -> "no such file or directory (ENOENT)"
-    const what = e.message.replace(/^[A-Z]+: /, '').replace(/, \w+( '.*')?$/, '')
+    // "ENOENT: no such file or directory, open 'x'" -> "no such file or directory (ENOENT)"; a
+    // stream's "write ECONNRESET" names no text, which the system's table of errnos has.
+    const bare = e.message === `${e.syscall} ${e.code}` && typeof e.errno === 'number'
+    const what = bare ? getSystemErrorMap().get(e.errno!)?.[1] ?? e.message : e.message.replace(/^[A-Z]+: /, '').replace(/, \w+( '.*')?$/, '')
     return `${what} (${e.code})`
   }
   return e instanceof Error ? e.message : String(error)

@@ -56,7 +56,7 @@ export function childSpecOf(o: ChildOptions): Pick<ChildSpec, 'timeout' | 'rlimi
 
 /** The spec fields the command line sets, by the option that sets them. */
 const OPTION_OF_FIELD: Record<string, string> = {
-  cwd: '--cwd', rlimits: '--rlimit', cpus: '--cpu', launcher: '--launcher', timeout: '--timeout',
+  file: 'CMD', cwd: '--cwd', rlimits: '--rlimit', cpus: '--cpu', launcher: '--launcher', timeout: '--timeout',
   killSignal: '--signal', forceKillAfterDelay: '--kill-after', env: '--env', setsid: '--setsid', measure: '--no-measure',
 }
 

@@ -44,7 +44,10 @@ const S_ISVTX = 0o1000 // the sticky bit (Node's fs.constants has no name for it
 
 /** What writing `file` means, by the rules above; throws OutputRefused when it cannot be written. */
 export function resolveOutput(file: string): OutputTarget {
-  if (file === '-') return { kind: 'stream', fd: 1 }
+  if (file === '-') {
+    writableDescriptor(1)
+    return { kind: 'stream', fd: 1 }
+  }
   if (file === '') throw new OutputRefused('an empty file name')
   let current = path.resolve(file)
   for (let links = 0; ; links++) {
@@ -68,7 +71,12 @@ export function resolveOutput(file: string): OutputTarget {
       current = path.resolve(dir, fs.readlinkSync(current))
       continue
     }
-    if (stat.isFile()) return replace(current, dir, stat)
+    if (stat.isFile()) {
+      // /proc/version, /sys/kernel/notes: no temp file can be made beside them, and they are not
+      // descriptors of this process (those are written in place, above).
+      if (PSEUDO_FS.some((root) => dir === root || dir.startsWith(`${root}/`))) throw new OutputRefused(`it is in ${dir.split('/', 2).join('/')}, where no file can be replaced`)
+      return replace(current, dir, stat)
+    }
     return inPlace(current, stat)
   }
 }
@@ -189,10 +197,29 @@ function ownDescriptor(dir: string, file: string): number | null {
 }
 
 function descriptor(fd: number, file: string): OutputTarget {
+  writableDescriptor(fd)
   if (fd === 1 || fd === 2) return { kind: 'stream', fd }
   // What the descriptor is must be writable in place: never rename over a file we hold open.
   inPlace(file, statOf(file, fs.statSync))
   return { kind: 'descriptor', fd }
+}
+
+/** File systems whose files are the kernel's: nothing can be made in them to rename over one. */
+const PSEUDO_FS = ['/proc', '/sys']
+
+/**
+ * A descriptor of this process open for reading only (`5<file`, `/dev/stdin`, `-` with fd 1 on a
+ * read-only file) is refused now, not with EBADF after the work; its access mode is in
+ * /proc/self/fdinfo. Where that cannot be read, the write decides.
+ */
+function writableDescriptor(fd: number): void {
+  let flags: number
+  try {
+    flags = parseInt(/^flags:\s*([0-7]+)$/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '', 8)
+  } catch {
+    return
+  }
+  if ((flags & 0o3) === fs.constants.O_RDONLY) throw new OutputRefused(`descriptor ${fd} is open for reading only`)
 }
 
 /** The longest file name (one path component) Linux file systems take, in bytes. */
@@ -247,7 +274,7 @@ function writeAll(fd: number, data: string | Uint8Array): void {
 function writeStream(stream: NodeJS.WriteStream, data: string | Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
     stream.write(data, (error) => {
-      if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE') {
+      if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE' && (error as NodeJS.ErrnoException).code !== 'ECONNRESET') {
         // The caller says what could not be written; the stream's 'error' event (main.ts), which
         // follows this callback, need not say it again.
         reportedWriteErrors.add(error)

@@ -23,12 +23,18 @@ const SIZE: Record<string, number> = { '': 1, B: 1, K: 1024, M: 1024 ** 2, G: 10
  * 1024. A whole number: `1.5` (of a count such as nofile) is refused, not rounded.
  */
 export function parseSize(text: string, what = 'size'): number {
-  const m = /^(\d+(?:\.\d+)?)(?:([KMGT])(?:i?B)?|B)?$/i.exec(text.trim())
+  const m = /^(\d+)(?:\.(\d+))?(?:([KMGT])(?:i?B)?|B)?$/i.exec(text.trim())
   if (!m) throw new UsageError(`invalid ${what} '${text}' (use e.g. 4096, 512K, 2G)`)
-  const value = Number(m[1]) * SIZE[(m[2] ?? '').toUpperCase()]
-  if (!Number.isInteger(value)) throw new UsageError(`invalid ${what} '${text}' (not a whole number)`)
-  if (!Number.isSafeInteger(value)) throw new UsageError(`invalid ${what} '${text}': too large`)
-  return value
+  // Whole or not is decided on the digits as written, not on a double ('64.0000000000000001' is
+  // 64 as a double): the fraction times the unit must be a whole number of bytes.
+  const unit = BigInt(SIZE[(m[3] ?? '').toUpperCase()])
+  const fraction = m[2] ?? ''
+  const scaled = BigInt(m[1] + fraction) * unit
+  const divisor = 10n ** BigInt(fraction.length)
+  if (scaled % divisor !== 0n) throw new UsageError(`invalid ${what} '${text}' (not a whole number)`)
+  const value = scaled / divisor
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new UsageError(`invalid ${what} '${text}': too large`)
+  return Number(value)
 }
 
 /** `name=VALUE` or `name=SOFT:HARD`, each value a size or `unlimited`. */

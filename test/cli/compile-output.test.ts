@@ -121,6 +121,9 @@ t.test('-o that cannot be written: refused with what it is, status 2, before ptx
     // Nothing can be made in /proc: these were refused only once ptxas had run (ENOENT).
     ['/dev/fd/99', 'descriptor 99 is not open'],
     ['/proc/self/nothing.o', 'no such file or directory (ENOENT)'],
+    // Files of the kernel's: no temp file beside them (ENOENT, EACCES only after ptxas had run).
+    ['/proc/version', 'it is in /proc, where no file can be replaced'],
+    ['/sys/kernel/notes', 'it is in /sys, where no file can be replaced'],
   ]
   if (process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('a-block-device'), 'b', '7', '0'] }).exitCode === 0) {
     rows.push(['a-block-device', 'it is a block device (only character devices and FIFOs are written in place)'])
@@ -131,6 +134,16 @@ t.test('-o that cannot be written: refused with what it is, status 2, before ptx
     t.equal(r.exitCode, 2, `-o ${output}: status 2`)
     t.equal(r.err, lines(`cannot write '${output}': ${why}`), `-o ${output}: says what it is`)
     t.equal(r.out, '', `-o ${output}: nothing on stdout`)
+  }
+  // A descriptor open for reading only (5<file, or stdout itself): EBADF after ptxas had run.
+  const readOnly = fs.openSync(at('a-file'), 'r')
+  t.teardown(() => fs.closeSync(readOnly))
+  for (const [output, extra, why] of [
+    ['/dev/fd/5', { fds: { 5: readOnly } }, 'descriptor 5 is open for reading only'],
+    ['-', { stdout: readOnly }, 'descriptor 1 is open for reading only'],
+  ] as const) {
+    const r = cli(dir, ['-o', output], { env, ...extra })
+    t.same([r.exitCode, r.err], [2, lines(`cannot write '${output}': ${why}`)], `-o ${output} open read-only: status 2, saying so`)
   }
   t.notOk(fs.existsSync(started), 'ptxas never started')
   t.same(files(dir), before, 'nothing made, nothing replaced')

@@ -41,6 +41,7 @@ t.test('exit status follows coreutils timeout; messages in its shape', async t =
     [['run', '--', 'sh', '-c', 'kill -SEGV $$'], 139, null],
     // What the harness refuses in a spec the command line made is a bad command line, in the
     // options' words (these were 'cwd must not be empty' and 'launcher ... rlimits', with no Try line).
+    [['run', '--', ''], 125, new RegExp(`^tileharness run: CMD must not be empty\n${TRY}$`)],
     [['run', '--cwd', '', 'true'], 125, new RegExp(`^tileharness run: --cwd must not be empty\n${TRY}$`)],
     [['run', '--launcher', 'posix_spawn', '--rlimit', 'as=2G', 'true'], 125, new RegExp(`^tileharness run: --launcher 'posix_spawn' cannot be combined with --rlimit: posix_spawn cannot set resource limits in the child; use 'fork' or 'auto'\n${TRY}$`)],
     [['run', '--launcher', 'posix_spawn', '--cpu', '0', 'true'], 125, new RegExp(`^tileharness run: --launcher 'posix_spawn' cannot be combined with --cpu: .*\n${TRY}$`)],

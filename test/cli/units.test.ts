@@ -14,6 +14,9 @@ t.test('parseSize', async t => {
   // '2iB' and '2BB' were 2 (a unit letter optional before 'iB'), '1.5' was 1 (floored).
   for (const bad of ['', 'K', '-1', '2X', '1e9', '99999999999T', '2iB', '2BB', '2ib', '1.5', '1.5B', '0.3K']) t.throws(() => parseSize(bad), { code: 'ERR_USAGE' }, JSON.stringify(bad))
   t.throws(() => parseSize('1.5', '--rlimit nofile value'), { message: "invalid --rlimit nofile value '1.5' (not a whole number)" })
+  // Whole-ness is read from the digits, not a double: these were 64, 1024 and 2.
+  for (const bad of ['64.0000000000000001', '1.00000000000000001K', '2.000000000000000000001']) t.throws(() => parseSize(bad), { message: /not a whole number/ }, bad)
+  t.same(['1.5K', '0.5K', '64.000', '0.25M'].map((text) => parseSize(text)), [1536, 512, 64, 262144], 'fractions that are whole numbers of bytes')
 })
 
 t.test('parseRlimit', async t => {
