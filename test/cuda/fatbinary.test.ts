@@ -109,7 +109,13 @@ t.test('images the memfd route cannot take go by the file route, with no memfd h
   t.same(readdirSync(dir), [], 'the temp files are removed')
   t.equal(openFds(), before, 'no fd left')
 
-  // 600 images under a 512-fd limit: the memfds run out part way.
+  // 600 images under a 512-fd limit: the memfds run out part way. Not under check:asan: the
+  // sanitizer's own check of the thrown error's type reads memory through a pipe it makes, which
+  // a process out of fds cannot, and it reports that as an invalid object (ci11).
+  if (process.env.TILEHARNESS_ASAN_PRELOAD) {
+    t.skip('under check:asan: the sanitizer needs a pipe for its vptr check, and this case uses up the fds')
+    return
+  }
   const script = `
     const { runFatbinaryAsync } = require(${JSON.stringify(join(REPO_ROOT, 'dist/cuda/index.js'))})
     const cubin = require('node:fs').readFileSync(${JSON.stringify(join(dir, 'k.cubin'))})
