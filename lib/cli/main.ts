@@ -7,11 +7,11 @@ import { COMMANDS, USAGE, versionText, type Command, type CommandModule } from '
 import { HelpRequested, UsageError } from './options.js'
 import { HARNESS_FAILURE } from './status.js'
 import { errnoText } from '../errors.js'
-import { reportedWriteErrors } from './output.js'
+import { readerWentAway, reportedWriteErrors } from './output.js'
 
 // A reader that goes away (`tileharness run --json -- true | head -c0`, or a socket's peer that
-// resets the connection) is not this command's failure: what is left to write is dropped and the exit status stays the one it would have been,
-// as for a command killed by SIGPIPE in a shell that ignores it. Any other write error (a full
+// resets the connection) is not this command's failure (readerWentAway): what is left to write is
+// dropped and the exit status stays the one it would have been. Any other write error (a full
 // disk, `>/dev/full`) is said as coreutils says it, "write error: ...", and the exit status is the
 // command's own failure status (compile's 5: what it printed did not arrive), whichever of the
 // error and the command's end comes first.
@@ -19,7 +19,7 @@ let writeFailed = false
 let writer = { prefix: 'tileharness', failureStatus: HARNESS_FAILURE }
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE' || err.code === 'ECONNRESET' || writeFailed) return
+    if (readerWentAway(err) || writeFailed) return
     writeFailed = true
     if (stream === process.stdout && !reportedWriteErrors.has(err)) say(writer.prefix, `write error: ${errnoText(err)}`)
     process.exitCode = writer.failureStatus

@@ -274,7 +274,7 @@ function writeAll(fd: number, data: string | Uint8Array): void {
 function writeStream(stream: NodeJS.WriteStream, data: string | Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
     stream.write(data, (error) => {
-      if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE' && (error as NodeJS.ErrnoException).code !== 'ECONNRESET') {
+      if (error && !readerWentAway(error)) {
         // The caller says what could not be written; the stream's 'error' event (main.ts), which
         // follows this callback, need not say it again.
         reportedWriteErrors.add(error)
@@ -284,6 +284,15 @@ function writeStream(stream: NodeJS.WriteStream, data: string | Uint8Array): Pro
       }
     })
   })
+}
+
+/**
+ * A write error that means the reader went away (a closed pipe, a socket its peer reset): not the
+ * writer's failure, as for a command killed by SIGPIPE in a shell that ignores it.
+ */
+export function readerWentAway(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code
+  return code === 'EPIPE' || code === 'ECONNRESET'
 }
 
 /** Write errors a command has taken on itself to report (writeStream's). */

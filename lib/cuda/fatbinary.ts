@@ -8,6 +8,7 @@
 // tool's do (tool-status.ts).
 
 import { spawnChild } from '../spawn/index.js'
+import { MAX_EXTRA_FD } from '../spawn/normalize.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { readFatbin } from '../elf/fatbin.js'
 import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
@@ -65,8 +66,6 @@ export interface FatbinaryRun {
 
 /** The child fd the first image is on, on the memfd route; the next is one above, and so on. */
 const FIRST_IMAGE_FD = 3
-/** The highest child fd a spec's `fds` may give (ChildSpec.fds). */
-const MAX_CHILD_FD = 1023
 
 /** Run fatbinary on `images`, in their order. Throws only for bad input (TypeError). */
 export async function runFatbinaryAsync(images: readonly FatbinaryInput[], options: RunFatbinaryOptions = {}): Promise<FatbinaryRun> {
@@ -103,7 +102,7 @@ export async function runFatbinaryAsync(images: readonly FatbinaryInput[], optio
   }
   // One child fd per image, from 3 up to the highest a child fd may be: more images than that
   // go by the file route, as where memfd_create fails (the memfds made so far closed first).
-  if (route === 'file' || FIRST_IMAGE_FD + images.length - 1 > MAX_CHILD_FD) return viaFiles()
+  if (route === 'file' || FIRST_IMAGE_FD + images.length - 1 > MAX_EXTRA_FD) return viaFiles()
   return withAnonymousFiles(images.map((image) => ({ name: image.fileName, data: image.data })), (memfds) => {
     if (memfds === null) return viaFiles()
     return run('memfd', memfds.map((_, i) => `/dev/fd/${FIRST_IMAGE_FD + i}`), Object.fromEntries(memfds.map((fd, i) => [FIRST_IMAGE_FD + i, fd])))

@@ -196,7 +196,7 @@ function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
 }
 
 /** The highest child fd `fds` may give: FD_SETSIZE - 1, below any RLIMIT_NOFILE a system starts with. */
-const MAX_EXTRA_FD = 1023
+export const MAX_EXTRA_FD = 1023
 
 /**
  * `fds` ({ childFd: parentFd }) as [childFd, parentFd] pairs ascending by child fd. Each parent fd
