@@ -39,6 +39,10 @@ namespace {
 
 class AsyncChild;
 class ChildHandle;
+
+// How long an environment's teardown waits, in all, for its SIGKILLed children to exit before
+// it hands those left to the reaper thread (AsyncChild::Abandon).
+constexpr double kAbandonWaitMs = 1000;
 void DetachHandle(ChildHandle *handle);
 
 // The children of one Node environment (main thread or worker), for its teardown. Lives until
@@ -272,18 +276,38 @@ class AsyncChild {
     return fd >= 0 && ioctl(fd, TIOCSWINSZ, &size) == 0;
   }
 
-  // Teardown of the environment (worker exit, process exit): kill, reap, close; no JS.
-  void Abandon() {
+  // Teardown of the environment (worker exit, process exit), in two passes over its children so
+  // that they die together: Doom() kills each running one, then Abandon() reaps each, waiting for
+  // its pidfd at most until deadlineNs (shared by all). One not reaped by then (stuck in the
+  // kernel, or traced by another process) goes to the reaper thread: a teardown never hangs on a
+  // child. No JS.
+  void Doom() {
+    LeaveKillList();
+    if (!done_ && !opener_ && !exited_) SignalChild(ref_, SIGKILL);
+  }
+  void Abandon(double deadlineNs) {
     LeaveKillList();
     if (!done_) {
       done_ = true;
       if (opener_) {
         DropOpener();
-      } else if (!exited_) {
-        SignalChild(ref_, SIGKILL);
+      } else if (!reaped_ && !child_.gone) {
+        if (!exited_) SignalChild(ref_, SIGKILL);
         int status;
         struct rusage usage;
-        Reap(child_.pid, status, usage);
+        ReapResult r = TryReap(child_.pid, status, usage);
+        if (r == ReapResult::NotYet && child_.pidfd >= 0 && PollReadableUntil(child_.pidfd, deadlineNs) == 1)
+          r = TryReap(child_.pid, status, usage);
+        if (r == ReapResult::NotYet) {
+          if (child_.pidfd >= 0) {
+            // The reaper watches the pidfd from now on: the poll handle goes, the fd stays open.
+            uv_close(reinterpret_cast<uv_handle_t *>(&pidPoll_), OnClosed);
+            HandToReaper(child_.pid, child_.pidfd);
+            child_.pidfd = -1;
+          } else {
+            HandToReaper(child_.pid, -1);
+          }
+        }
       }
     }
     onDone_.Reset();
@@ -643,7 +667,34 @@ class AsyncChild {
     uv_timer_stop(&timer_);
     uv_timer_stop(&killTimer_);
     LeaveKillList();
-    ReapExited(child_, outcome_);
+    if (!ReapExited(child_, outcome_, false)) {
+      // It has exited, but another process traces it (a debugger, strace -p): its zombie is the
+      // tracer's to wait for first, and a wait4 here would hold the whole loop until the tracer
+      // lets go. Its status is asked for again on a timer instead (nothing wakes this process
+      // when the tracer is done with it), while its pipes are read as usual.
+      uv_poll_stop(&pidPoll_);  // readable from now on
+      reapRetryMs_ = 1;
+      uv_timer_start(&killTimer_, OnReapRetry, reapRetryMs_, 0);
+      return;
+    }
+    AfterReap();
+  }
+
+  // Asked again: every 1, 2, 4 ... ms, then every quarter of a second.
+  static void OnReapRetry(uv_timer_t *t) {
+    AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    if (self->done_) return;
+    if (ReapExited(self->child_, self->outcome_, false)) {
+      self->AfterReap();
+      return;
+    }
+    self->reapRetryMs_ = std::min<uint64_t>(self->reapRetryMs_ * 2, 250);
+    uv_timer_start(&self->killTimer_, OnReapRetry, self->reapRetryMs_, 0);
+  }
+
+  // The exit, once reaped: the output read on until EOF, then the result.
+  void AfterReap() {
+    reaped_ = true;
     ref_.pidfd = -1;
     if (masterHungUp_) {
       // Watched again: a process of the session may have reopened the terminal since the EIO.
@@ -759,7 +810,9 @@ class AsyncChild {
   bool done_ = false;
   bool timerClosed_ = false;
   bool openPolling_ = false;
-  bool exited_ = false;
+  bool exited_ = false;  // its pidfd said so
+  bool reaped_ = false;  // and wait4 has had its status (or nothing was left to reap)
+  uint64_t reapRetryMs_ = 0;
   bool paused_[3] = {false, false, false};  // by stream (1, 2): the reader is full
   bool full_[3] = {false, false, false};
   bool emitting_[3] = {false, false, false};  // a chunk of the stream is being handed to JS
@@ -848,7 +901,9 @@ void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
   children->tearingDown = true;
   std::set<AsyncChild *> live;
   live.swap(children->live);
-  for (AsyncChild *c : live) c->Abandon();
+  for (AsyncChild *c : live) c->Doom();
+  double deadlineNs = NowNs() + kAbandonWaitMs * 1e6;
+  for (AsyncChild *c : live) c->Abandon(deadlineNs);
   children->MaybeFinishTeardown();
 }
 

@@ -86,6 +86,14 @@ bool Reap(pid_t pid, int &status, struct rusage &usage) {
   return r == pid;
 }
 
+ReapResult TryReap(pid_t pid, int &status, struct rusage &usage) {
+  pid_t r;
+  do {
+    r = wait4(pid, &status, WNOHANG, &usage);
+  } while (r < 0 && errno == EINTR);
+  return r == pid ? ReapResult::Reaped : r == 0 ? ReapResult::NotYet : ReapResult::Gone;
+}
+
 bool PidfdExitStatus(int pidfd, int &status) {
   // struct pidfd_info up to exit_code (its first size, PIDFD_INFO_SIZE_VER0); the kernel headers
   // this builds against may predate it.

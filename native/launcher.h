@@ -142,6 +142,13 @@ bool HasExited(const ChildRef &child);
 // Reaps pid with wait4, retrying on EINTR; false when there was nothing to reap.
 bool Reap(pid_t pid, int &status, struct rusage &usage);
 
+// What a wait4 with WNOHANG found: the child reaped, nothing to reap (gone already: the kernel
+// reaped it, or another waiter), or a child that cannot be reaped yet. That is one still running,
+// or one that has exited while another process traces it (ptrace): such a zombie is its tracer's
+// to see first, and its parent's wait4 blocks until the tracer has waited for it or let it go.
+enum class ReapResult { Reaped, Gone, NotYet };
+ReapResult TryReap(pid_t pid, int &status, struct rusage &usage);
+
 // The wait status of a child that exited and is gone (reaped by someone else: the kernel, when
 // this process ignores SIGCHLD), as its pidfd still tells it: PIDFD_GET_INFO with
 // PIDFD_INFO_EXIT, Linux 6.15. False on an older kernel, or when the pidfd cannot tell.

@@ -265,15 +265,21 @@ NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
   return {true, 0, 0};
 }
 
-void ReapExited(Launched &child, WaitOutcome &outcome) {
+bool ReapExited(Launched &child, WaitOutcome &outcome, bool block) {
   if (child.gone) {
     // Reaped before it could be watched (Launched::gone): a measured child's helper may still
     // have reported its target's status; otherwise the result says neither.
     outcome.rusageSource = RusageSource::Unavailable;
     ApplyHelperReport(child, outcome);
-    return;
+    return true;
   }
-  outcome.haveStatus = Reap(child.pid, outcome.status, outcome.usage);
+  if (block) {
+    outcome.haveStatus = Reap(child.pid, outcome.status, outcome.usage);
+  } else {
+    ReapResult r = TryReap(child.pid, outcome.status, outcome.usage);
+    if (r == ReapResult::NotYet) return false;
+    outcome.haveStatus = r == ReapResult::Reaped;
+  }
   if (!outcome.haveStatus) {
     // Nothing to reap: the child is gone already, reaped by the kernel (this process ignores
     // SIGCHLD) or by another waiter. Its rusage went with it; its status the pidfd still tells,
@@ -282,6 +288,7 @@ void ReapExited(Launched &child, WaitOutcome &outcome) {
     outcome.haveStatus = PidfdExitStatus(child.pidfd, outcome.status);
   }
   ApplyHelperReport(child, outcome);
+  return true;
 }
 
 namespace {
@@ -446,28 +453,25 @@ struct Reaper {
   // Under the mutex, without a thread: reap the pending children that have died, keep the rest.
   void ReapDeadPending() {
     for (size_t i = pending.size(); i-- > 0;) {
-      int status;
-      pid_t got;
-      while ((got = waitpid(pending[i].first, &status, WNOHANG)) < 0 && errno == EINTR) {
-      }
-      if (got == 0) continue;  // still running (in D state, say): left for a later try
-      close(pending[i].second);
+      if (!Collect(pending[i])) continue;  // still running (in D state, say), or traced: left for a later try
       pending.erase(pending.begin() + static_cast<long>(i));
     }
   }
 
   void Run() {
-    std::vector<std::pair<pid_t, int>> watching;
+    std::vector<std::pair<pid_t, int>> watching;  // still running: their pidfds are polled
+    std::vector<std::pair<pid_t, int>> traced;    // exited, not yet ours to reap: asked again
     for (;;) {
       {
+        // A child handed over without a pidfd is asked about as a traced one is.
         std::lock_guard<std::mutex> lock(mutex);
-        watching.insert(watching.end(), pending.begin(), pending.end());
+        for (auto &w : pending) (w.second >= 0 ? watching : traced).push_back(w);
         pending.clear();
       }
       std::vector<struct pollfd> fds;
       fds.push_back({wake[0], POLLIN, 0});
       for (auto &w : watching) fds.push_back({w.second, POLLIN, 0});
-      if (poll(fds.data(), fds.size(), -1) < 0) continue;
+      if (poll(fds.data(), fds.size(), traced.empty() ? -1 : 250) < 0) continue;
       if (fds[0].revents) {
         char buf[64];
         while (read(wake[0], buf, sizeof buf) > 0) {
@@ -476,13 +480,23 @@ struct Reaper {
       for (size_t i = fds.size() - 1; i >= 1; i--) {
         if (!fds[i].revents) continue;
         auto w = watching[i - 1];
-        int status;
-        while (waitpid(w.first, &status, 0) < 0 && errno == EINTR) {
-        }
-        close(w.second);
         watching.erase(watching.begin() + static_cast<long>(i - 1));
+        // Exited; but a traced child's zombie may not be ours to reap yet (TryReap): never block
+        // the other children's reaping on it.
+        if (!Collect(w)) traced.push_back(w);
       }
+      for (size_t i = traced.size(); i-- > 0;)
+        if (Collect(traced[i])) traced.erase(traced.begin() + static_cast<long>(i));
     }
+  }
+
+  // Reaps a child the reaper holds, and lets its pidfd go; false when it cannot be had yet.
+  static bool Collect(const std::pair<pid_t, int> &w) {
+    int status;
+    struct rusage usage;
+    if (TryReap(w.first, status, usage) == ReapResult::NotYet) return false;
+    if (w.second >= 0) close(w.second);
+    return true;
   }
 };
 

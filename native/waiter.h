@@ -113,8 +113,10 @@ ChildRef SignalTarget(const Launched &child, bool group);
 void ApplyHelperReport(Launched &child, WaitOutcome &outcome);
 
 // The end of every wait, sync or async: the child is reaped with wait4 for its status and rusage,
-// and a measured child's own figures replace the helper's.
-void ReapExited(Launched &child, WaitOutcome &outcome);
+// and a measured child's own figures replace the helper's. With block false (the event loop, which
+// must not wait in wait4), false when the child cannot be reaped yet (TryReap's NotYet: another
+// process traces it), and nothing is taken: ask again later.
+bool ReapExited(Launched &child, WaitOutcome &outcome, bool block = true);
 
 // Runs the wait loop on the calling thread. Takes over (and closes) child's fds. `timer`, when
 // the wait has a deadline, was created (and armed for it) by the caller on this thread.
