@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -27,6 +29,9 @@ struct PathOpener::State {
   int opening = -1;  // the stream whose open is in progress
   int err = 0, failed = -1;
   bool done = false, cancelled = false;
+  // Cancel()'s hold on the other end of a FIFO whose open is pending (Release): kept until that
+  // open has returned, then closed by Run.
+  int peer = -1;
   // Written by the thread when it is done. Closed by whichever side is last to need it, under the
   // mutex: the owner once the thread is done, else the thread when it finishes a cancelled run.
   // So neither ever writes to or closes a number the other has already let go of, and no fd
@@ -48,6 +53,7 @@ struct PathOpener::State {
       int e = errno;
       std::lock_guard<std::mutex> lock(mutex);
       opening = -1;
+      CloseFd(peer);
       if (fd < 0) {
         err = e;
         failed = target;
@@ -66,6 +72,30 @@ struct PathOpener::State {
     uint64_t one = 1;
     ssize_t ignored = write(event, &one, sizeof one);
     (void)ignored;
+  }
+
+  // A FIFO's open waits for its other end. Given up on (Cancel), it is released by being that
+  // other end: opened read-write, which on Linux never waits and counts as both ends, and held
+  // until the pending open has returned (Run closes it then). Held, not opened and closed at
+  // once: an open that has not quite begun when Cancel comes would else wait on, for good. Runs
+  // on a thread of its own: stat and open on a hung mount block too, and Cancel is called from
+  // the event loop.
+  void Release(int target) {
+    const std::string &path = paths[target];
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+    int fd = open(path.c_str(), O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return;
+    if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {  // replaced meanwhile: not ours to touch
+      close(fd);
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (opening == target && peer < 0) {
+      peer = fd;
+    } else {
+      close(fd);  // that open has returned already
+    }
   }
 };
 
@@ -135,18 +165,26 @@ bool PathOpener::Take(LaunchSpec &spec, Launched &out) {
 }
 
 void PathOpener::Cancel() {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  if (state_->done || state_->cancelled) return;
-  state_->cancelled = true;
-  int target = state_->opening;
-  if (target < 0) return;
-  // A FIFO open waits for the other end: be that other end for a moment, and it returns.
-  struct stat st;
-  const std::string &path = state_->paths[target];
-  if (stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
-    int peer = open(path.c_str(), (target == 0 ? O_WRONLY : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
-    if (peer >= 0) close(peer);
+  int target;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    if (state_->done || state_->cancelled) return;
+    state_->cancelled = true;
+    target = state_->opening;
   }
+  if (target < 0) return;
+  std::shared_ptr<State> state = state_;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);  // the thread takes none of the process's signals
+  try {
+    std::thread([state, target] { state->Release(target); }).detach();
+  } catch (const std::system_error &) {
+    // No thread to be had (the process or thread limit): released from here, which blocks only
+    // where the path's filesystem does.
+    state->Release(target);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void PathOpener::GiveUp(Launched &out, int err) {

@@ -5,8 +5,9 @@
 // the event loop (async), that would block past the deadline, or freeze every timer and
 // AbortSignal of the process. So the opens run on a short-lived thread of their own, which
 // signals an eventfd when it is done; the caller waits for that fd together with its deadline.
-// When the caller gives up (deadline, abort, teardown), Cancel() releases a FIFO open by opening
-// the FIFO's other end for a moment, and whatever the thread opens afterwards it closes itself.
+// When the caller gives up (deadline, abort, teardown), Cancel() releases a pending FIFO open,
+// from a thread of its own, by holding the FIFO's other end until that open returns; whatever the
+// opening thread opens afterwards it closes itself. The caller's thread never waits on a path.
 #pragma once
 
 #include <memory>
@@ -31,7 +32,7 @@ class PathOpener {
   // them with CloseOpenedPaths after the launch), or records the failing open in `out` (stage
   // open, the errno, the stream). True when all opened.
   bool Take(LaunchSpec &spec, Launched &out);
-  // Gives up on the opens; the thread closes what it opens from now on.
+  // Gives up on the opens; the thread closes what it opens from now on. Never blocks.
   void Cancel();
   // Cancel(), recorded in `out` as the open of the stream still pending failing with `err`
   // (ETIMEDOUT: the deadline came first; ECANCELED: aborted).
