@@ -126,8 +126,9 @@ class AsyncChild {
     start_ = NowNs();
     std::unique_ptr<PathOpener> opener;
     if (PathOpener::Needed(spec_)) {
-      opener = PathOpener::Start(spec_, child_);
+      if (HoldCallerFds()) opener = PathOpener::Start(spec_, child_);
       if (!opener) {
+        ReleaseCallerFds();
         SettleFailedLaunch(child_, outcome_);
         return Started::Failed;
       }
@@ -336,7 +337,39 @@ class AsyncChild {
   bool LaunchNow() {
     child_ = Launch(spec_);
     CloseOpenedPaths(spec_);
+    ReleaseCallerFds();
     return child_.stage == Stage::None;
+  }
+
+  // With { path } targets the launch waits for their opens, and the caller's JavaScript runs on
+  // meanwhile: it may close the fds it gave (stdio fds, `fds` entries) as soon as the call has
+  // returned, as child_process allows, and open others that get the same numbers. The child is
+  // given the files as they were at the call: copies, taken now, closed once it is launched (or
+  // the launch is given up). False when a copy cannot be made: the launch fails as it would have
+  // (stage dup2, the errno, the child fd).
+  bool HoldCallerFds() {
+    for (int target = 0; target < 3; target++)
+      if (spec_.io[target].kind == StdioKind::Fd && !HoldCopy(spec_.io[target].fd, target)) return false;
+    for (ExtraFd &e : spec_.extraFds)
+      if (!HoldCopy(e.fd, e.target)) return false;
+    return true;
+  }
+  bool HoldCopy(int &fd, int target) {
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) {
+      child_.usedFork = UsesForkPath(spec_);
+      child_.stage = Stage::Dup2;
+      child_.err = errno;
+      child_.detail = target;
+      return false;
+    }
+    held_.push_back(copy);
+    fd = copy;
+    return true;
+  }
+  void ReleaseCallerFds() {
+    for (int &fd : held_) CloseFd(fd);
+    held_.clear();
   }
 
   // measure: the helper's STARTED report is watched for on the loop, not waited for here (the
@@ -764,6 +797,7 @@ class AsyncChild {
   }
 
   void CloseAll() {
+    ReleaseCallerFds();
     TakeExitStamp(exitKey_);
     exitKey_ = 0;
     StopStartPoll();  // before its fd goes
@@ -798,6 +832,7 @@ class AsyncChild {
   Launched child_;
   ChildRef ref_;
   std::unique_ptr<PathOpener> opener_;
+  std::vector<int> held_;  // copies of the caller's fds, until the launch (HoldCallerFds)
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)

@@ -5,7 +5,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { finished } from 'node:stream/promises'
+import { spawnChild, spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { native, rawNumbers, specNumbers } from '../../lib/spawn/native.js'
 import { normalizeSpec } from '../../lib/spawn/normalize.js'
 import { buildResult } from '../../lib/spawn/result.js'
@@ -147,6 +148,35 @@ t.test('an fd closed after the check and before the launch: stage dup2, EBADF, n
     const label = `${launcher}${measure ? ' measured' : ''}`
     t.same([r.pid, r.exitCode, r.spawnError?.stage, r.spawnError?.code], [0, 126, 'dup2', 'EBADF'], label)  // 126, as every start that fails
     t.equal(r.spawnError?.message, "Couldn't redirect fd 5: Bad file descriptor", label)
+  }
+})
+
+// With a { path } target (here a FIFO nobody has opened yet) the async launch waits for its open,
+// and the caller's code runs on meanwhile. A caller may close the fds it gave as soon as the call
+// has returned (child_process allows it), and the next files it opens get the same numbers: the
+// child wrote into those, files the caller never gave it. The fds are now the files as they were
+// at the call.
+t.test('async, a { path } target still opening: the fds given are the files as they were at the call', async t => {
+  const dir = tempDir(t)
+  for (const api of ['async', 'start']) for (const launcher of LAUNCHERS) for (const measure of MEASURE) {
+    const label = `${api} ${launcher}${measure ? ' measured' : ''}`
+    const fifo = path.join(dir, `fifo-${api}-${launcher}-${measure}`)
+    spawnChildSync({ file: 'mkfifo', args: [fifo] })
+    const file = (name: string) => path.join(dir, `${name}-${api}-${launcher}-${measure}`)
+    const given = { err: fs.openSync(file('err'), 'w'), extra: fs.openSync(file('extra'), 'w') }
+    const spec: ChildSpec = { file: 'sh', args: ['-c', 'echo to-stderr >&2; echo to-fd5 >&5'], stdout: { path: fifo }, stderr: given.err, fds: { 5: given.extra }, launcher, measure }
+    const pending = api === 'async' ? spawnChild(spec) : startChild(spec).result
+    fs.closeSync(given.err)
+    fs.closeSync(given.extra)
+    const later = [fs.openSync(file('later1'), 'w'), fs.openSync(file('later2'), 'w')]
+    const reader = fs.createReadStream(fifo)  // the other end: the open completes, the child runs
+    reader.resume()
+    const r = await pending
+    await finished(reader)
+    for (const fd of later) fs.closeSync(fd)
+    t.same([r.exitCode, r.spawnError], [0, null], label)
+    t.same([fs.readFileSync(file('err'), 'utf8'), fs.readFileSync(file('extra'), 'utf8')], ['to-stderr\n', 'to-fd5\n'], `${label}: into the files given`)
+    t.same([fs.readFileSync(file('later1'), 'utf8'), fs.readFileSync(file('later2'), 'utf8')], ['', ''], `${label}: not into the files opened after the call under the same numbers`)
   }
 })
 
