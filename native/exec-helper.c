@@ -420,6 +420,15 @@ int main(int argc, char **argv) {
   int status = 0;
   struct rusage usage;
   memset(&usage, 0, sizeof usage);
+  /* The target's exit is waited for without reaping it (WNOWAIT), and the forwarders are stopped
+   * (every signal blocked, the pid forgotten) before it is reaped: a signal that reached this
+   * helper after the reap would otherwise be forwarded to the pid, which by then may be another
+   * process's. Blocked signals die with the helper. */
+  siginfo_t exited;
+  while (waitid(P_PID, (id_t)pid, &exited, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  set_mask(&all, NULL);
+  target = 0;
   pid_t w;
   do {
     w = wait4(pid, &status, 0, &usage);

@@ -1,9 +1,14 @@
 // measure: true — the child's own maxRSS, not the spawner's; a SIGKILL at the deadline reaches the target.
 // That a measured child is otherwise the same child is the behaviour tables' to show: every one of
 // them runs through MEASURE (test/helpers.ts).
+import { spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
+import fs from 'node:fs'
+import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
-import { eachPath, eventually, processState, withRoomToStart } from '../helpers.js'
+import { helperPath } from '../../lib/spawn/native.js'
+import { eachPath, eventually, processState, tempDir, withRoomToStart } from '../helpers.js'
 import { PACKAGE, runNodeScript, slowHelperEnv } from '../reliability/helpers.js'
 
 // The rows: what ends the child. maxRSS is the spawner's RSS unmeasured, and the child's own
@@ -103,3 +108,33 @@ t.test("the helper holds none of the target's fds once it runs: a target closing
   child.kill('SIGKILL')
   await child.result
 })
+
+// The helper forwards the signals that reach it to its target. One that came after it had reaped
+// the target was forwarded to the target's pid all the same, which by then may be another
+// process's. The helper now waits for the exit without reaping (WNOWAIT), stops forwarding, and
+// only then reaps. Shown with strace, which delays the return of the helper's wait4 (the reap) by
+// 2 s: the target's pid is gone meanwhile, and the helper is sent SIGUSR1 then.
+t.test('a signal that reaches the helper after it has reaped its target is not forwarded to its pid', { skip: haveStrace() }, async t => {
+  for (let attempt = 1; ; attempt++) {
+    const log = path.join(tempDir(t), 'strace.log')
+    const tracer = spawn('strace', ['-f', '-qq', '-o', log, '-e', 'trace=kill,wait4', '-e', 'inject=wait4:delay_exit=2000000', helperPath, '--', 'sh', 'sh', '-c', 'echo $$'], { stdio: ['ignore', 'pipe', 'inherit', 'pipe'] })
+    const ended = once(tracer, 'close')
+    const [line] = await once(tracer.stdout, 'data') as [Buffer]
+    const target = Number(line.toString().trim())
+    const helper = Number(fs.readFileSync(`/proc/${tracer.pid}/task/${tracer.pid}/children`, 'utf8').trim())
+    await eventually(() => !fs.existsSync(`/proc/${target}`), 10000)  // reaped: its pid is free
+    let sent = fs.existsSync(`/proc/${helper}`)
+    if (sent) try { process.kill(helper, 'SIGUSR1') } catch { sent = false }
+    await ended
+    const forwarded = fs.readFileSync(log, 'utf8').split('\n').filter(l => /\bkill\(/.test(l))
+    if (!sent && attempt < 3) continue  // the helper was gone before it could be signalled: again
+    t.ok(sent, `the helper was signalled between its reap and its exit (attempt ${attempt})`)
+    t.same(forwarded, [], 'and it forwarded nothing to the reaped pid')
+    break
+  }
+})
+
+function haveStrace(): string | false {
+  const r = spawnSync('strace', ['-V'], { stdio: 'ignore' })
+  return r.error || r.status !== 0 ? 'strace is not installed (Debian: strace)' : false
+}
