@@ -171,9 +171,10 @@ const BENCH_OPTIONS: OptionTable = {
 }
 
 function count(text: string, option: string, min: number): number {
-  if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
+  if (!/^\d+$/.test(text) || Number(text) < min) {
     throw new UsageError(`invalid ${option} '${text}' (a whole number${min > 0 ? ` >= ${min}` : ''})`)
   }
+  if (!Number.isSafeInteger(Number(text))) throw new UsageError(`invalid ${option} '${text}' (too large: at most ${Number.MAX_SAFE_INTEGER})`)
   return Number(text)
 }
 
@@ -230,17 +231,20 @@ function commandOutput(where: string, option: string): string {
   if (where === '') throw new UsageError(`option ${option} needs null, pipe, inherit or a file name`)
   const { O_WRONLY, O_CREAT, O_EXCL, O_NOCTTY } = fs.constants
   try {
-    let made = true
+    let made: string | null = where // the file the check makes, removed again
     let fd: number
     try {
       fd = fs.openSync(where, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      made = false // there already (or a symlink, which O_EXCL does not follow: opened as before)
+      // There already, or a symlink, which O_EXCL does not follow: opened through it, as the runs
+      // will open it. A link to nothing has its target made, and that is what is removed.
+      const existed = fs.existsSync(where)
       fd = fs.openSync(where, O_WRONLY | O_CREAT | O_NOCTTY)
+      made = existed ? null : fs.realpathSync.native(where)
     }
     fs.closeSync(fd)
-    if (made) fs.rmSync(where, { force: true })
+    if (made !== null) fs.rmSync(made, { force: true })
   } catch (error) {
     throw new UsageError(`${option}: cannot write '${where}': ${errnoText(error)}`)
   }
@@ -503,7 +507,15 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const report = buildReport(collected, options, { load: { start: loadAtStart, end: loadReading() } })
   if (o.compare) report.comparison = compareWithBaseline(o.compare.baseline, o.compare.file, report, o.threshold ?? DEFAULT_THRESHOLD)
   // A report on standard output has it to itself: the summary then goes to standard error.
-  const reportOnStdout = Object.values(o.outputs).some(file => isStandardOutput(resolveOutput(file)))
+  // (A report file that cannot be written now, changed since the check, is said below, by name.)
+  const reportOnStdout = Object.values(o.outputs).some(file => {
+    try {
+      return isStandardOutput(resolveOutput(file))
+    } catch (error) {
+      if (error instanceof OutputRefused) return false
+      throw error
+    }
+  })
   ;(reportOnStdout ? process.stderr : process.stdout).write(formatText(report))
   for (const [name, file] of Object.entries(o.outputs)) {
     try {

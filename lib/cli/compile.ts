@@ -14,7 +14,7 @@ import { ptxasOptionTokens } from '../cuda/ptxas-options.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
-import { OutputRefused, errnoText, fileIdentity, isStandardOutput, resolveOutput, writeOutput } from './output.js'
+import { OutputRefused, errnoText, fileIdentity, inputIdentity, isStandardOutput, resolveOutput, writeOutput } from './output.js'
 import { CONFIGURATION, COMPILE_FAILED } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
 
@@ -169,7 +169,7 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
       switch (name) {
         case 'gpu-name': args.gpuName = value!; break
         case 'ptx': args.embedPtx = true; break
-        case 'opt-level': args.optLevel = /^\d+$/.test(value!) ? Number(value) : value; break
+        case 'opt-level': args.optLevel = /^\d+$/.test(value!) && Number.isSafeInteger(Number(value)) ? Number(value) : value; break
         case 'device-debug': args.deviceDebug = true; break
         case 'lineinfo': args.lineinfo = true; break
         case 'relocatable-device-code': args.relocatable = true; break
@@ -249,7 +249,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     return refused(CONFIGURATION, `-o ${output} and --json would both write to standard output`, args.json)
   }
   // The object renamed over its own source would leave neither (as gcc refuses it).
-  const source = args.input === null ? null : fileIdentity(args.input) // null for '-' too
+  const source = args.input === null ? null : inputIdentity(args.input)
   if (source !== null && source === fileIdentity(output)) {
     return refused(CONFIGURATION, `input file '${args.input}' is the same as output file '${output}'`, args.json)
   }

@@ -3,6 +3,7 @@
 // line each, never a stack trace; a bad command line adds "Try 'tileharness run --help' for more
 // information." and exits with the command's usage status (125; `compile`: 2, the Program's
 // configuration status). --help, -h and `help [command]` print on stdout and exit 0.
+import fs from 'node:fs'
 import { COMMANDS, USAGE, versionText, type Command, type CommandModule } from './commands.js'
 import { HelpRequested, UsageError } from './options.js'
 import { HARNESS_FAILURE } from './status.js'
@@ -84,6 +85,10 @@ async function main(argv: string[]): Promise<number> {
   const command = commandNamed(name)
   if (command === undefined) return usageError('tileharness', `unknown command '${name}'`, HARNESS_FAILURE)
   writer = { prefix: `tileharness ${name}`, failureStatus: command.failureStatus }
+  const garbled = notUtf8(rest)
+  if (garbled !== null) {
+    return usageError(`tileharness ${name}`, `argument ${garbled} is not valid UTF-8: it cannot be used unchanged (as a file name, or passed on to a program)`, command.usageStatus, `tileharness ${name} --help`)
+  }
   const loaded = await load(name, command)
   if (typeof loaded === 'number') return loaded
   try {
@@ -97,6 +102,41 @@ async function main(argv: string[]): Promise<number> {
     say(`tileharness ${name}`, error instanceof Error ? error.message : String(error))
     return command.failureStatus
   }
+}
+
+/**
+ * The first of `args` whose bytes are not UTF-8, shown as a shell would quote it ($'\xff.o'), or
+ * null. process.argv has every argument decoded as UTF-8, invalid bytes replaced by U+FFFD: a file
+ * name of such bytes would be another file's name (`\xff.o` would write `\uFFFD.o`), an argument
+ * passed on another argument. The bytes themselves are in /proc/self/cmdline, whose last entries
+ * are the arguments; where it cannot be read, a U+FFFD is taken as the sign.
+ */
+function notUtf8(args: string[]): string | null {
+  const suspect = args.findIndex((arg) => arg.includes('\uFFFD'))
+  if (suspect < 0) return null
+  let raw: Buffer[] | null = null
+  try {
+    const bytes = fs.readFileSync('/proc/self/cmdline')
+    const parts: Buffer[] = []
+    for (let start = 0; start < bytes.length;) {
+      const end = bytes.indexOf(0, start)
+      parts.push(bytes.subarray(start, end < 0 ? bytes.length : end))
+      start = end < 0 ? bytes.length : end + 1
+    }
+    if (parts.length >= args.length) raw = parts.slice(parts.length - args.length)
+  } catch {
+    // No /proc: judged by the decoded text alone.
+  }
+  for (let i = suspect; i < args.length; i++) {
+    const bytes = raw?.[i] ?? null
+    const garbled = bytes === null ? args[i]!.includes('\uFFFD') : !bytes.equals(Buffer.from(args[i]!))
+    if (!garbled) continue
+    if (bytes === null) return `'${args[i]}'`
+    let quoted = ''
+    for (const byte of bytes) quoted += byte >= 0x20 && byte < 0x7f && byte !== 0x27 && byte !== 0x5c ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`
+    return `$'${quoted}'`
+  }
+  return null
 }
 
 main(process.argv.slice(2)).then(

@@ -14,7 +14,14 @@
 //                                   node even for root, a FIFO's reader gets the bytes
 //   /dev/stdout, /dev/fd/N, ...     a descriptor of this process: written to it directly (one
 //                                   that is not open is refused)
+//   /proc/<pid>/fd/N                another process's open file: written in place (a regular file
+//                                   emptied first, as `>` empties it)
 //   anything else                   refused, with what it is: a directory, a socket, a block device
+//   out.o/, x/., x/..               refused: a name of that form is a directory's (open(2)'s
+//                                   EISDIR, or ENOTDIR)
+//
+// A path is walked as the kernel walks it: `a/../b` needs an `a`, and with `a` a symlink it is
+// the parent of the link's target, not the directory `a` is in (no textual normalisation).
 //
 // A check that passes can still be overtaken (the file changes between the check and the write);
 // the write then follows what is there at that moment, refusing as the check would have.
@@ -49,8 +56,9 @@ export function resolveOutput(file: string): OutputTarget {
     return { kind: 'stream', fd: 1 }
   }
   if (file === '') throw new OutputRefused('an empty file name')
-  let current = path.resolve(file)
+  let current = unresolved(process.cwd(), file)
   for (let links = 0; ; links++) {
+    namesAFile(current)
     const dir = realDirectory(current)
     current = path.join(dir, path.basename(current))
     const stat = statOf(current, fs.lstatSync)
@@ -68,7 +76,7 @@ export function resolveOutput(file: string): OutputTarget {
       if (fd !== null) return descriptor(fd, current)
       if (dir.startsWith('/proc/')) return inPlace(current, statOf(current, fs.statSync))
       if (links === MAX_LINKS) throw new OutputRefused('too many levels of symbolic links')
-      current = path.resolve(dir, fs.readlinkSync(current))
+      current = unresolved(dir, fs.readlinkSync(current))
       continue
     }
     if (stat.isFile()) {
@@ -107,6 +115,20 @@ export function fileIdentity(file: string): string | null {
   }
 }
 
+/**
+ * fileIdentity of an input: `-` is this process's standard input, which may be a regular file
+ * (`< file`), and then an output of the same file would replace the source.
+ */
+export function inputIdentity(file: string): string | null {
+  if (file !== '-') return fileIdentity(file)
+  try {
+    const stat = fs.fstatSync(0)
+    return stat.isFile() ? `${stat.dev}:${stat.ino}` : null
+  } catch {
+    return null // closed: nothing to replace
+  }
+}
+
 /** Writes `data` to `file` by the rules above, deciding again from what is there now. */
 export async function writeOutput(file: string, data: string | Uint8Array): Promise<void> {
   const target = resolveOutput(file)
@@ -114,9 +136,12 @@ export async function writeOutput(file: string, data: string | Uint8Array): Prom
     case 'stream': return writeStream(target.fd === 1 ? process.stdout : process.stderr, data)
     case 'descriptor': return writeAll(target.fd, data)
     case 'direct': {
-      // No O_CREAT, no O_TRUNC: the node is written, never made or emptied.
+      // No O_CREAT: the node is written, never made. A device or FIFO is not emptied; a regular
+      // file (another process's open file, through /proc/<pid>/fd/N) is, as `>` empties it: else
+      // what is left of its old contents past the new end would still be there.
       const fd = fs.openSync(target.path, fs.constants.O_WRONLY | fs.constants.O_NOCTTY)
       try {
+        if (fs.fstatSync(fd).isFile()) fs.ftruncateSync(fd, 0)
         writeAll(fd, data)
       } finally {
         fs.closeSync(fd)
@@ -165,12 +190,32 @@ function replace(file: string, dir: string, existing: fs.Stats | null): OutputTa
   return { kind: 'replace', path: file, mode: existing.mode & 0o7777, owner: { uid: existing.uid, gid: existing.gid } }
 }
 
+/**
+ * `file` made absolute against `dir` as the kernel will walk it: not normalised, so that `a/..`
+ * still needs an `a` (and, with `a` a symlink, leads to the parent of its target), as path.resolve
+ * would not have it.
+ */
+function unresolved(dir: string, file: string): string {
+  return path.isAbsolute(file) ? file : `${dir}/${file}`
+}
+
+/**
+ * A path whose last component is a directory's by its form (`out.o/`, `x/.`, `x/..`) names no file
+ * to write, as open(2) would have it: EISDIR, or ENOTDIR when what is there is no directory.
+ */
+function namesAFile(file: string): void {
+  if (!/(^|\/)(\.|\.\.)?$/.test(file)) return
+  const stat = statOf(file, fs.statSync)
+  if (stat !== null && !stat.isDirectory()) throw new OutputRefused('not a directory (ENOTDIR)')
+  throw new OutputRefused('it is a directory')
+}
+
 /** The real directory holding `file` (its symlinks resolved); OutputRefused when there is none. */
 function realDirectory(file: string): string {
   const dir = path.dirname(file)
   let real: string
   try {
-    real = fs.realpathSync(dir)
+    real = fs.realpathSync.native(dir)
   } catch (error) {
     throw new OutputRefused(`directory '${dir}': ${errnoText(error)}`)
   }

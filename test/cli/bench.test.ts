@@ -157,6 +157,7 @@ t.test('bad options: the message and a pointer to --help, exit 125, never a stac
     [['-n', '0', 'true'], /^tileharness bench: invalid -n '0' \(a whole number >= 1\)\n/],
     [['--runs=x', 'true'], /^tileharness bench: invalid --runs 'x'/],
     [['--warmup', '-1', 'true'], /^tileharness bench: invalid --warmup '-1'/],
+    [['--warmup', '99999999999999999999', 'true'], /^tileharness bench: invalid --warmup '99999999999999999999' \(too large: at most 9007199254740991\)\n/],
     [['-n'], /^tileharness bench: option -n needs a value\n/],
     [['--timeout', '5x', 'true'], /^tileharness bench: invalid --timeout '5x'/],
     [['--rlimit', 'bogus=5', 'true'], /^tileharness bench: invalid --rlimit 'bogus=5' \(no resource 'bogus'; one of as, core, cpu, .*, stack\)\n/],
@@ -207,6 +208,8 @@ t.test('report files that cannot be written: refused before any run, exit 125', 
     [['--markdown', at('a-file/x.md')], `--markdown: cannot write '${at('a-file/x.md')}': '${at('a-file')}' is not a directory`],
     [['--json', at('no-dir/x.json')], `--json: cannot write '${at('no-dir/x.json')}': directory '${at('no-dir')}': no such file or directory (ENOENT)`],
     [['--json', '-', '--csv', '/dev/stdout'], '--json and --csv would all write to standard output'],
+    [['--json', `${at('a-file')}/`], `--json: cannot write '${at('a-file')}/': not a directory (ENOTDIR)`],
+    [['--json', `${dir}/no-dir/../x.json`], `--json: cannot write '${dir}/no-dir/../x.json': directory '${at('no-dir')}/..': no such file or directory (ENOENT)`],
   ]
   if (process.getuid?.() === 0 && spawnChildSync({ file: 'mknod', args: [at('a-block-device'), 'b', '7', '0'] }).exitCode === 0) {
     rows.push([['--svg', at('a-block-device')], `--svg: cannot write '${at('a-block-device')}': it is a block device (only character devices and FIFOs are written in place)`])
@@ -218,6 +221,29 @@ t.test('report files that cannot be written: refused before any run, exit 125', 
     t.equal(r.stdout.toString(), '', `${options.join(' ')}: no report`)
   }
   t.notOk(fs.existsSync(ran), 'no run was started')
+})
+
+// --output's check opens the file once and removes what it made. Through a symlink to nothing, the
+// open made the link's target, and the check removed nothing: a command refused later left it.
+t.test('--output through a link to nothing: a command refused later leaves nothing behind', async t => {
+  const dir = tempDir(t)
+  fs.symlinkSync('made.txt', path.join(dir, 'link'))
+  const r = cli(['--output', 'link'], { cwd: dir })
+  t.equal(r.exitCode, 125, r.stderr.toString())
+  t.match(r.stderr.toString(), /^tileharness bench: no command given\n/)
+  t.same(fs.readdirSync(dir), ['link'], 'no made.txt')
+})
+
+// A report file checked before the runs that the runs themselves turn into something that cannot be
+// written: the summary is printed and the write refused by name, as any failed write is. It ended
+// with one line naming neither option nor file ("tileharness bench: it is a directory") and no
+// summary.
+t.test('a report file that a run turned into a directory: the summary, then the option and file named, exit 125', async t => {
+  const dir = tempDir(t)
+  const r = cli(['-n', '1', '--warmup', '0', '--shell', '--json', 'out.json', 'mkdir out.json'], { cwd: dir })
+  t.equal(r.exitCode, 125)
+  t.match(r.stdout.toString(), /^Benchmark 1: mkdir out\.json\n/, 'the summary')
+  t.equal(r.stderr.toString().split('\n').filter(l => l.startsWith('tileharness')).join('\n'), "tileharness bench: --json: cannot write 'out.json': it is a directory")
 })
 
 t.test('a report directory this user cannot write: refused before any run (as nobody)', async t => {

@@ -118,6 +118,13 @@ t.test('-o that cannot be written: refused with what it is, status 2, before ptx
     ['into-nowhere', `directory '${at('nowhere')}': no such file or directory (ENOENT)`],
     ['nodir/x.o', `directory '${at('nodir')}': no such file or directory (ENOENT)`],
     ['a-file/x.o', `'${at('a-file')}' is not a directory`],
+    // Walked as the kernel walks it, not normalised first: `nodir/..` needs a nodir (this wrote
+    // ./x.o), and a name ending in /, /. or /.. is a directory's (`a-file/` replaced a-file).
+    ['nodir/../x.o', `directory '${at('nodir')}/..': no such file or directory (ENOENT)`],
+    ['a-file/', 'not a directory (ENOTDIR)'],
+    ['new.o/', 'it is a directory'],
+    ['a-directory/.', 'it is a directory'],
+    ['a-directory/..', 'it is a directory'],
     // Nothing can be made in /proc: these were refused only once ptxas had run (ENOENT).
     ['/dev/fd/99', 'descriptor 99 is not open'],
     ['/proc/self/nothing.o', 'no such file or directory (ENOENT)'],
@@ -240,6 +247,57 @@ t.test('-o the input itself, by any name: refused before ptxas starts, the sourc
   t.equal(fs.readFileSync(path.join(dir, 'k.ptx'), 'utf8'), source, 'the source is kept')
   t.ok(fs.lstatSync(path.join(dir, 'link.ptx')).isSymbolicLink(), 'the link is still a link')
   t.same(files(dir), ['hard.ptx', 'k.ptx', 'link.ptx'], 'nothing else made')
+})
+
+// `-` reads the source from standard input, which may be the very file -o names (`- -o k.ptx <
+// k.ptx`): the object replaced the source, where /dev/stdin for the same file was refused. And a
+// `..` after a symlink leads to the parent of the link's target, where the source is: the textual
+// normalisation took the name for another file, and the object replaced the source.
+t.test('-o the input by way of stdin, or of a symlink and ..: refused, the source kept', async (t) => {
+  const dir = tempDir(t)
+  const tools = tempDir(t)
+  const started = path.join(tools, 'started')
+  script(tools, 'ptxas', `#!/bin/sh\ntouch '${started}'\nexit 1\n`)
+  const env = { ...ENV_WITHOUT_ROOTS, PATH: `${tools}:${process.env.PATH}` }
+  const source = '.version 9.0\n.target sm_100\n.address_size 64\n'
+  fs.mkdirSync(path.join(dir, 'real/sub'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'real/k.ptx'), source)
+  fs.symlinkSync('real/sub', path.join(dir, 'lnk'))
+  const stdin = fs.openSync(path.join(dir, 'real/k.ptx'), 'r')
+  t.teardown(() => fs.closeSync(stdin))
+  for (const [input, output, extra] of [['-', 'real/k.ptx', { stdin }], ['real/k.ptx', 'lnk/../k.ptx', {}]] as const) {
+    const r = cli(dir, [input, '-o', output], { env, ...extra })
+    t.same([r.exitCode, r.err], [2, lines(`input file '${input}' is the same as output file '${output}'`)], `${input} -o ${output}: refused, status 2`)
+  }
+  t.notOk(fs.existsSync(started), 'ptxas never started')
+  t.equal(fs.readFileSync(path.join(dir, 'real/k.ptx'), 'utf8'), source, 'the source is kept')
+  t.same(files(dir), ['lnk', 'real'], 'nothing else made')
+})
+
+t.test('-o through a symlink and ..: written where the kernel walks to', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  fs.mkdirSync(path.join(dir, 'real/sub'), { recursive: true })
+  fs.symlinkSync('real/sub', path.join(dir, 'lnk'))
+  const r = cli(dir, ['-o', 'lnk/../out.o'])
+  t.equal(r.exitCode, 0, r.err)
+  t.ok(fs.existsSync(path.join(dir, 'real/out.o')), 'real/out.o: the parent of the link\'s target, as `> lnk/../out.o` would write')
+  t.notOk(fs.existsSync(path.join(dir, 'out.o')), 'not ./out.o')
+})
+
+// Another process's open regular file, by /proc/<pid>/fd/N: written in place, and emptied first as
+// `>` empties it. It was written from its start without truncation: the object, then what was left
+// of the old contents past its end, and exit 0.
+t.test('-o /proc/<pid>/fd/N of a regular file: emptied, then written', skipWithoutPtxas, async (t) => {
+  const dir = tempDir(t)
+  t.equal(cli(dir, ['-o', 'reference.o']).exitCode, 0)
+  const object = fs.readFileSync(path.join(dir, 'reference.o'))
+  const file = path.join(dir, 'held.o')
+  fs.writeFileSync(file, 'A'.repeat(object.length * 3))
+  const held = fs.openSync(file, 'r+')
+  t.teardown(() => fs.closeSync(held))
+  const r = cli(dir, ['-o', `/proc/${process.pid}/fd/${held}`])
+  t.equal(r.exitCode, 0, r.err)
+  t.same(fs.readFileSync(file), object, 'the file holds the object, and nothing after it')
 })
 
 t.test('-o a name at the file system\'s limit (255 bytes): written, its temp file named to fit', skipWithoutPtxas, async (t) => {

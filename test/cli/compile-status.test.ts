@@ -25,6 +25,8 @@ t.test('exit status is the Program status; one line per message; no output file'
     [['a.ptx', '--gpu-name', 'sm_99a'], 2, /^tileharness compile: unsupported GPU target\n/],
     [['-O', '4'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got 4)')],
     [['-O', 'fast'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got fast)')],
+    // Not 1e20 (Number's rounding of it): the value as given.
+    [['-O', '99999999999999999999'], 2, lines('invalid optimization level', 'optLevel must be an integer from 0 to 3 (got 99999999999999999999)')],
     [['--device-debug'], 2, lines('optimized debugging is not supported, change optimization level to 0 or disable full debug info', 'deviceDebug with optLevel 3')],
     [['--device-debug', '-O', '2'], 2, /^tileharness compile: optimized debugging is not supported/],
     [['--host-arch', 'riscv64'], 2, lines('unsupported host architecture', '"riscv64" is not one of x86_64, aarch64, arm64ec')],

@@ -111,3 +111,30 @@ t.test('a command is loaded only when it runs: without a loadable addon, the top
   t.same(broken(['compile']), { code: 5, out: '', err: cannot('compile') }, 'compile')
   t.same(broken(['help', 'run']), { code: 125, out: '', err: cannot('run') }, 'help run')
 })
+
+// An argument that is not UTF-8: process.argv has it decoded with U+FFFD for the bytes that are
+// not, so `-o $'\xff.o'` wrote the file named U+FFFD.o (replacing another file that has that name),
+// `$'\xfe.ptx'` was "no such file", and `run -- echo $'\xfe'` passed on other bytes. Such an argument
+// is now refused, shown as a shell quotes it; a name that really holds U+FFFD is used as given.
+// (The bytes go through sh's printf: this harness's own argv is strings.)
+t.test('an argument that is not UTF-8: refused as a usage error, naming it; a real U+FFFD is kept', async t => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tileharness-main-'))
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const other = path.join(dir, '\uFFFD.o')
+  fs.writeFileSync(other, 'mine\n')
+  const viaShell = (command: string) => {
+    const r = spawnChildSync({ file: 'sh', args: ['-c', command, 'sh', process.execPath, MAIN], cwd: dir, timeout: 60000 })
+    return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
+  }
+  for (const [command, name, status, shown] of [
+    [`"$1" "$2" compile -o "$(printf 'a\\377.o')"`, 'compile', 2, "$'a\\xff.o'"],
+    [`"$1" "$2" run -- echo "$(printf "x\\376'")"`, 'run', 125, "$'x\\xfe\\x27'"],
+  ] as const) {
+    t.same(viaShell(command), {
+      code: status, out: '',
+      err: `tileharness ${name}: argument ${shown} is not valid UTF-8: it cannot be used unchanged (as a file name, or passed on to a program)\nTry 'tileharness ${name} --help' for more information.\n`,
+    }, `${name}: refused, status ${status}`)
+  }
+  t.equal(fs.readFileSync(other, 'utf8'), 'mine\n', 'the file whose name is U+FFFD.o is kept')
+  t.same(viaShell(`"$1" "$2" run -- echo "$(printf '\\357\\277\\275')"`), { code: 0, out: '\uFFFD\n', err: '' }, 'a real U+FFFD (its UTF-8 bytes) is an argument like any other')
+})
