@@ -2,11 +2,13 @@
 // load: the declared layout of the boundary (boundary.h), signal names, rlimit numbers, errno names.
 #include <napi.h>
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
+#include <mutex>
 #include <string>
 
 #include "addon.h"
@@ -95,8 +97,31 @@ Napi::Value ErrnoInfo(const Napi::CallbackInfo &info) {
 }  // namespace
 }  // namespace th
 
+namespace th {
+namespace {
+
+// The addon is never unloaded. Node dlcloses an addon when the last environment that loaded it
+// goes (a worker that was the only one to load it, and exits), but threads of the addon's outlive
+// any environment (the exit clock, the reaper, a { path } opener), as does its atexit handler:
+// the next wake-up of one ran in unmapped code and took the whole process down (SIGSEGV). So at
+// the first load the library marks itself RTLD_NODELETE (dlopen of itself, already loaded, with
+// RTLD_NOLOAD), and stays mapped until the process exits.
+void StayLoaded() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&StayLoaded), &info) == 0 || info.dli_fname == nullptr) return;
+    // Leaked on purpose: the reference is what keeps it.
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  });
+}
+
+}  // namespace
+}  // namespace th
+
 static Napi::Object InitTileharness(Napi::Env env, Napi::Object exports) {
   using namespace th;
+  StayLoaded();
   InitSync(env, exports);
   InitAsync(env, exports);
   InitAnonymousFile(env, exports);
