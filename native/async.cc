@@ -542,7 +542,8 @@ class AsyncChild {
     bool more = true;
     napi_valuetype type;
     if (napi_typeof(env_, result, &type) == napi_ok && type == napi_boolean) napi_get_value_bool(env_, result, &more);
-    more = more || wantMore_[stream];
+    // Once the child has exited there is no one left to hold back (AfterReap): read on.
+    more = more || wantMore_[stream] || exited_;
     full_[stream] = !more;
     return more;
   }
@@ -564,7 +565,7 @@ class AsyncChild {
       masterHungUp_ = true;
     } else if (r == DrainResult::Eof) {
       StopAndClose(PollOf(stream), fd);
-      if (exited_ && child_.stdoutR < 0 && child_.stderrR < 0) Finish();
+      if (reaped_ && child_.stdoutR < 0 && child_.stderrR < 0) Finish();
     } else if (full_[stream] && fd >= 0) {
       // Backpressure: the reader is full. Stop reading this pipe (the child blocks on it once it
       // is full, as with child_process) until the reader asks for more (Resume).
@@ -729,6 +730,15 @@ class AsyncChild {
   void AfterReap() {
     reaped_ = true;
     ref_.pidfd = -1;
+    // A stream paused for its reader (backpressure) held the child back; the child has exited,
+    // and what it left in the pipe is read now, into the result and the stream (whose Readable
+    // keeps it for its reader), whether or not anyone reads it yet. Else a reader that reads only
+    // after the result (or never) had it cut off at waitDelay, and the result blamed a grandchild.
+    for (int stream = 1; stream <= 2; stream++) {
+      if (!paused_[stream]) continue;
+      paused_[stream] = false;
+      if (FdOf(stream) >= 0 && !(stream == 1 && masterHungUp_)) uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);
+    }
     if (masterHungUp_) {
       // Watched again: a process of the session may have reopened the terminal since the EIO.
       masterHungUp_ = false;

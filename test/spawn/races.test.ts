@@ -170,6 +170,23 @@ t.test('startChild streams have backpressure: an unread stream stops the pipe, n
   t.same({ exitCode: r.exitCode, kept: r.stdout.length, truncated: r.stdoutTruncated }, { exitCode: 0, kept: 1024, truncated: true }, 'maxBuffer bounds only the result')
 })
 
+// The other order: the child writes less than the pipe and the stream's buffer hold, exits, and
+// the caller reads the stream only after the result. The rest of the output sat in the pipe behind
+// the paused stream; at waitDelay the pipe was closed with it: 16 KiB of 70 KB in the result and
+// the stream, and waitDelayExpired blaming a grandchild there was none of.
+t.test('startChild read only after the result: the whole output, in the result and the streams', async t => {
+  for (const launcher of LAUNCHERS) for (const measure of MEASURE) {
+    const label = `${launcher}${measure ? ' measured' : ''}`
+    const child = startChild({ file: 'sh', args: ['-c', 'head -c 70000 /dev/zero; head -c 60000 /dev/zero >&2'], launcher, measure })
+    const r = await child.result
+    let out = 0, err = 0
+    for await (const chunk of child.stdout) out += (chunk as Buffer).length
+    for await (const chunk of child.stderr) err += (chunk as Buffer).length
+    t.same({ exitCode: r.exitCode, out: r.stdout.length, err: r.stderr.length, cut: r.waitDelayExpired }, { exitCode: 0, out: 70000, err: 60000, cut: false }, `${label}: the result has it all, and no wait was cut`)
+    t.same([out, err], [70000, 60000], `${label}: so do the streams, read afterwards`)
+  }
+})
+
 t.test('a stream put in flowing mode with no listener drains the pipe (resume())', async t => {
   const child = startChild({ file: 'head', args: ['-c', String(16 * 1024 * 1024), '/dev/zero'] })
   child.stdout.resume()
