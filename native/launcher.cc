@@ -23,6 +23,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -94,23 +95,58 @@ ReapResult TryReap(pid_t pid, int &status, struct rusage &usage) {
   return r == pid ? ReapResult::Reaped : r == 0 ? ReapResult::NotYet : ReapResult::Gone;
 }
 
-bool PidfdExitStatus(int pidfd, int &status) {
-  // struct pidfd_info up to exit_code (its first size, PIDFD_INFO_SIZE_VER0); the kernel headers
-  // this builds against may predate it.
-  struct PidfdInfo {
-    uint64_t mask, cgroupid;
-    uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-    int32_t exitCode;
-  };
-  static_assert(sizeof(PidfdInfo) == 64, "PIDFD_INFO_SIZE_VER0");
-  constexpr uint64_t kInfoExit = 1u << 3;  // PIDFD_INFO_EXIT
-  constexpr unsigned long kGetInfo = _IOWR(0xFF, 11, PidfdInfo);  // PIDFD_GET_INFO
+namespace {
+
+// struct pidfd_info up to exit_code (its first size, PIDFD_INFO_SIZE_VER0); the kernel headers
+// this builds against may predate it.
+struct PidfdInfo {
+  uint64_t mask, cgroupid;
+  uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+  int32_t exitCode;
+};
+static_assert(sizeof(PidfdInfo) == 64, "PIDFD_INFO_SIZE_VER0");
+constexpr uint64_t kInfoPid = 1u << 0;   // PIDFD_INFO_PID: pid, tgid, ppid
+constexpr uint64_t kInfoExit = 1u << 3;  // PIDFD_INFO_EXIT
+constexpr unsigned long kGetInfo = _IOWR(0xFF, 11, PidfdInfo);  // PIDFD_GET_INFO
+
+// PIDFD_GET_INFO for `mask`: false on a kernel before 6.13, or when the pidfd cannot tell.
+bool PidfdInfoOf(int pidfd, uint64_t mask, PidfdInfo &info) {
   if (pidfd < 0) return false;
-  PidfdInfo info{};
-  info.mask = kInfoExit;
-  if (ioctl(pidfd, kGetInfo, &info) != 0 || !(info.mask & kInfoExit)) return false;
+  info = PidfdInfo{};
+  info.mask = mask;
+  return ioctl(pidfd, kGetInfo, &info) == 0 && (info.mask & mask) == mask;
+}
+
+}  // namespace
+
+bool PidfdExitStatus(int pidfd, int &status) {
+  PidfdInfo info;
+  if (!PidfdInfoOf(pidfd, kInfoExit, info)) return false;
   status = info.exitCode;
   return true;
+}
+
+pid_t PidfdParent(int pidfd, pid_t pid) {
+  PidfdInfo info;
+  if (PidfdInfoOf(pidfd, kInfoPid, info)) return static_cast<pid_t>(info.ppid);
+  // /proc/<pid>/stat: its fourth field, after the command name in parentheses (which may hold
+  // anything, ')' included: the last ')' ends it).
+  char path[64], text[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  text[n] = '\0';
+  const char *end = strrchr(text, ')');
+  char state;
+  int ppid;
+  if (end == nullptr || sscanf(end + 1, " %c %d", &state, &ppid) != 2) return -1;
+  // Read while the pidfd's process was running: the pid was still its own, so the file was too.
+  struct pollfd p = {pidfd, POLLIN, 0};
+  if (poll(&p, 1, 0) != 0) return -1;
+  return ppid;
 }
 
 bool ChildrenAutoReaped() {

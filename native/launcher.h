@@ -154,6 +154,11 @@ ReapResult TryReap(pid_t pid, int &status, struct rusage &usage);
 // PIDFD_INFO_EXIT, Linux 6.15. False on an older kernel, or when the pidfd cannot tell.
 bool PidfdExitStatus(int pidfd, int &status);
 
+// The parent of the process `pidfd` refers to (opened by the number `pid`): from the pidfd itself
+// (PIDFD_GET_INFO, Linux 6.13), else from /proc/<pid>/stat read while that process still runs.
+// -1 when neither can tell (it has exited meanwhile, say: then no signal can reach it anyway).
+pid_t PidfdParent(int pidfd, pid_t pid);
+
 // Whether the kernel reaps this process's children itself, leaving wait4 nothing to find: SIGCHLD
 // ignored (SIG_IGN) or SA_NOCLDWAIT set, by anyone in the process.
 bool ChildrenAutoReaped();

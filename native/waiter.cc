@@ -188,6 +188,16 @@ bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, b
     // ESRCH: the target has exited and the helper has reaped it already (a quick program, a
     // parent slow to get here); its RAN report follows.
     child.targetGone = child.targetPidfd < 0 && errno == ESRCH;
+    // Or the pid is another process's by now: the target was reaped and its pid reused before
+    // this report was taken (a loop held up, a pid space that wraps quickly). A pidfd is only the
+    // target's if its process is the helper's child; another's would take this child's signals.
+    if (child.targetPidfd >= 0) {
+      pid_t parent = PidfdParent(child.targetPidfd, report->pid);
+      if (parent >= 0 && parent != child.pid) {
+        CloseFd(child.targetPidfd);
+        child.targetGone = true;
+      }
+    }
     return true;
   }
   // The helper could not create the target (FORK_FAILED): as a launch whose fork failed.
