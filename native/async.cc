@@ -542,8 +542,7 @@ class AsyncChild {
     bool more = true;
     napi_valuetype type;
     if (napi_typeof(env_, result, &type) == napi_ok && type == napi_boolean) napi_get_value_bool(env_, result, &more);
-    // Once the child has exited there is no one left to hold back (AfterReap): read on.
-    more = more || wantMore_[stream] || exited_;
+    more = more || wantMore_[stream] || drainAll_[stream];
     full_[stream] = !more;
     return more;
   }
@@ -730,14 +729,20 @@ class AsyncChild {
   void AfterReap() {
     reaped_ = true;
     ref_.pidfd = -1;
-    // A stream paused for its reader (backpressure) held the child back; the child has exited,
-    // and what it left in the pipe is read now, into the result and the stream (whose Readable
-    // keeps it for its reader), whether or not anyone reads it yet. Else a reader that reads only
-    // after the result (or never) had it cut off at waitDelay, and the result blamed a grandchild.
+    // A stream paused for its reader (backpressure) held the child back. The child has exited:
+    // when no writer is left on its pipe (POLLHUP: no grandchild holds it), what the pipe holds is
+    // all there will ever be, at most a pipe's capacity, and it is read now, to EOF, into the
+    // result and the stream (whose Readable keeps it for its reader), whether or not anyone reads
+    // it yet. Else a reader that reads only after the result (or never) had it cut off at
+    // waitDelay, and the result blamed a grandchild. A pipe a grandchild still holds stays paused:
+    // its output is not taken into memory faster than it is read, and waitDelay bounds the wait.
     for (int stream = 1; stream <= 2; stream++) {
-      if (!paused_[stream]) continue;
+      int fd = FdOf(stream);
+      if (!paused_[stream] || fd < 0 || terminal_) continue;
+      struct pollfd p = {fd, POLLIN, 0};
+      if (poll(&p, 1, 0) != 1 || !(p.revents & POLLHUP)) continue;
+      drainAll_[stream] = true;
       paused_[stream] = false;
-      if (FdOf(stream) >= 0 && !(stream == 1 && masterHungUp_)) uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);
     }
     if (masterHungUp_) {
       // Watched again: a process of the session may have reopened the terminal since the EIO.
@@ -862,6 +867,7 @@ class AsyncChild {
   bool full_[3] = {false, false, false};
   bool emitting_[3] = {false, false, false};  // a chunk of the stream is being handed to JS
   bool wantMore_[3] = {false, false, false};  // its reader asked for more meanwhile
+  bool drainAll_[3] = {false, false, false};  // exited, no writer left: read to EOF, reader or not (AfterReap)
   bool onKillList_ = false;
   int handles_ = 0;
   uv_poll_t pidPoll_{}, outPoll_{}, errPoll_{}, inPoll_{}, openPoll_{};

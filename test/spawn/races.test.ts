@@ -187,6 +187,21 @@ t.test('startChild read only after the result: the whole output, in the result a
   }
 })
 
+// But a pipe a grandchild still holds after the exit is not read faster than its reader reads it:
+// the unread stream stays paused and waitDelay cuts the wait, memory bounded. (Resuming every
+// paused stream at the exit took a `yes` grandchild's output into memory at some 800 MiB/s until
+// waitDelay: 855 MB for the default second.)
+t.test('an unread stream whose pipe a grandchild holds after the exit: still paused, bounded, cut at waitDelay', async t => {
+  const child = startChild({ file: 'sh', args: ['-c', 'yes & echo $! >&2; exit 0'], waitDelay: 300 })
+  let grandchild = 0
+  child.stderr.on('data', (chunk: Buffer) => { grandchild = Number(chunk.toString().trim()) })
+  const r = await child.result
+  t.teardown(() => { try { process.kill(grandchild, 'SIGKILL') } catch { /* gone */ } })
+  t.same({ exitCode: r.exitCode, cut: r.waitDelayExpired }, { exitCode: 0, cut: true }, 'exit 0, and the wait for the pipe was cut')
+  t.ok(child.stdout.readableLength <= 4 * 1024 * 1024, `the stream kept what its reader's buffer takes, not the grandchild's output (${child.stdout.readableLength} bytes)`)
+  t.ok(r.stdout.length <= 4 * 1024 * 1024, `so did the result (${r.stdout.length} bytes)`)
+})
+
 t.test('a stream put in flowing mode with no listener drains the pipe (resume())', async t => {
   const child = startChild({ file: 'head', args: ['-c', String(16 * 1024 * 1024), '/dev/zero'] })
   child.stdout.resume()
