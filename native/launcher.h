@@ -126,7 +126,7 @@ struct ChildRef {
   int pidfd = -1;
   bool group = false;  // setsid or a new process group: signals go to its whole process group
   // Known to have exited before it could be watched (a measured target its helper has already
-  // reaped): nothing is sent to its pid, which may be another process's by now.
+  // reaped): nothing is sent to its pid or its group, either of which may be another's by now.
   bool exited = false;
 };
 
