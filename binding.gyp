@@ -9,6 +9,7 @@
         "native/sync.cc",
         "native/async.cc",
         "native/anonymous-file.cc",
+        "native/file-attrs.cc",
         "native/exit-clock.cc",
         "native/js-call.cc",
         "native/environ.cc",

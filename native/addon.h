@@ -38,5 +38,6 @@ void InitSync(Napi::Env env, Napi::Object exports);
 void InitAsync(Napi::Env env, Napi::Object exports);
 // anonymous-file.cc: anonymousFile(name, bytes), a memfd holding the bytes.
 void InitAnonymousFile(Napi::Env env, Napi::Object exports);
+void InitFileAttrs(Napi::Env env, Napi::Object exports);
 
 }  // namespace th

@@ -125,6 +125,7 @@ static Napi::Object InitTileharness(Napi::Env env, Napi::Object exports) {
   InitSync(env, exports);
   InitAsync(env, exports);
   InitAnonymousFile(env, exports);
+  InitFileAttrs(env, exports);
   exports.Set("errnoInfo", Napi::Function::New(env, ErrnoInfo, "errnoInfo"));
   exports.Set("signals", SignalTable(env));
   exports.Set("layout", Layout(env));

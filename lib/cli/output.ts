@@ -4,10 +4,11 @@
 //   -                               standard output
 //   a regular file, or no file yet  replaced atomically: a temp file in the same directory, then
 //                                   rename(2) over it, so a reader sees the old file or the new one
-//                                   (its permission bits kept, and its owner where this process may
-//                                   give it); a file this process may not write is refused, as a
-//                                   shell's `>` refuses it, and so is one the rename may not replace
-//                                   (another user's, in a sticky directory such as /tmp)
+//                                   (its permission bits, ACL and extended attributes kept, and its
+//                                   owner where this process may give it); a file this process may
+//                                   not write is refused, as a shell's `>` refuses it, and so is one
+//                                   the rename may not replace (another user's, in a sticky
+//                                   directory such as /tmp)
 //   a symlink                       followed, link by link; its target is replaced atomically (or
 //                                   created), and the link stays a link
 //   a character device, a FIFO      written directly, never replaced: /dev/null stays a device
@@ -29,6 +30,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { errnoText } from '../errors.js'
+import { native } from '../spawn/native.js'
 
 export type OutputTarget =
   /** Standard output or error of this process: `-`, /dev/stdout, /dev/fd/1, /proc/self/fd/2. */
@@ -282,6 +284,9 @@ function replaceAtomically(file: string, data: string | Uint8Array, mode: number
       writeAll(fd, data)
       if (owner !== null) keepOwner(fd, owner)
       if (mode !== null) fs.fchmodSync(fd, mode) // after the chown, which may clear set-id bits
+      // Its ACL and other extended attributes, as `cp --preserve=xattr` keeps them: best effort,
+      // as the owner (what cannot be set, the file system refusing it, stays unset).
+      if (mode !== null) native.copyExtendedAttributes(file, fd)
       fs.fsyncSync(fd)
     } finally {
       fs.closeSync(fd)

@@ -99,6 +99,8 @@ export interface NativeAddon {
   errnoInfo(errno: number): [string, string]
   /** A close-on-exec memfd holding `bytes` (native/anonymous-file.cc); throws with the errno's name as `code`. */
   anonymousFile(name: string, bytes: Uint8Array): number
+  /** Every extended attribute of `from` (a POSIX ACL among them) set on `toFd` (native/file-attrs.cc); the names it could not copy. */
+  copyExtendedAttributes(from: string, toFd: number): string[]
   signals: Array<[number, string, string]>
   rlimits: Record<string, number>
   /** glibc's CPU_SETSIZE: every CPU number in `cpus` is below it. */

@@ -300,6 +300,32 @@ t.test('-o /proc/<pid>/fd/N of a regular file: emptied, then written', skipWitho
   t.same(fs.readFileSync(file), object, 'the file holds the object, and nothing after it')
 })
 
+// The replacement is a new inode: it had the old file's mode, owner and group, but not its ACL or
+// other extended attributes. With an ACL, the mode's group bits are the ACL's mask, so the lost
+// ACL left them for the group owner alone: here the group could write where only the user nobody
+// could. Now every extended attribute is copied (the ACL is system.posix_acl_access).
+const noSetfacl = spawnChildSync({ file: 'sh', args: ['-c', 'command -v setfacl && command -v getfacl'] }).exitCode === 0 ? false : 'setfacl and getfacl are not installed (Debian: acl)'
+t.test('-o a file with an ACL and a user.* attribute: both kept on the replacement', { skip: (skipWithoutPtxas as { skip?: string }).skip ?? noSetfacl }, async (t) => {
+  const dir = tempDir(t)
+  const file = path.join(dir, 'acl.o')
+  fs.writeFileSync(file, 'previous build')
+  const set = spawnChildSync({ file: 'setfacl', args: ['-m', 'u:nobody:rw', file], stderr: 'pipe' })
+  if (set.exitCode !== 0) return t.skip(`this file system takes no ACL: ${set.stderr.toString().trim()}`)
+  const xattr = spawnChildSync({ file: 'python3', args: ['-c', 'import os, sys; os.setxattr(sys.argv[1], "user.note", b"keep")', file], stderr: 'pipe' })
+  const acl = () => spawnChildSync({ file: 'getfacl', args: ['-c', '-p', file], stdout: 'pipe' }).stdout.toString()
+  const before = acl()
+  t.match(before, /^user:nobody:rw-$/m, 'the ACL was set')
+  const r = cli(dir, ['-o', 'acl.o'])
+  t.equal(r.exitCode, 0, r.err)
+  t.equal(fs.readFileSync(file).readUInt16LE(16), ET_REL, 'replaced by the object')
+  t.equal(acl(), before, 'the ACL is as it was')
+  if (xattr.exitCode === 0) {
+    const note = spawnChildSync({ file: 'python3', args: ['-c', 'import os, sys; print(os.getxattr(sys.argv[1], "user.note").decode())', file], stdout: 'pipe' })
+    t.equal(note.stdout.toString(), 'keep\n', 'user.note is as it was')
+  }
+  t.same(files(dir), ['acl.o'], 'no temp file')
+})
+
 t.test('-o a name at the file system\'s limit (255 bytes): written, its temp file named to fit', skipWithoutPtxas, async (t) => {
   const dir = tempDir(t)
   for (const name of ['y'.repeat(253) + '.o', 'é'.repeat(126) + '.o']) {
