@@ -1,6 +1,7 @@
 // The async API: the same ChildSpec and ChildResult as spawnChildSync, run on the event loop
 // (native/async.cc watches the child's pidfd and pipes with uv_poll; no threadpool).
 import { Socket } from 'node:net'
+import { constants } from 'node:os'
 import { Duplex, Readable, Writable } from 'node:stream'
 import { StdioKind, native, specNumbers, type NativeBuffers, type NativeChildHandle } from './native.js'
 import { normalizeSignal, normalizeSpec, terminalSide, type NormalizedSpec } from './normalize.js'
@@ -46,7 +47,10 @@ export interface ChildProcess {
  */
 class ChildStdin extends Writable {
   #pipe: Socket | null = null
-  #waiting: (() => void) | null = null
+  /** A write or the end made before the child exists: resumed once it does, cancelled if it never does. */
+  #waiting: { resume: () => void; callback: (error?: Error | null) => void } | null = null
+  /** The write the pipe holds now, until its callback: a destroy cancels it (_destroy). */
+  #inFlight: ((error?: Error | null) => void) | null = null
 
   /** The pipe's write end, from the addon; true: taken (closed by this stream from now on). */
   attach(fd: number): boolean {
@@ -58,17 +62,20 @@ class ChildStdin extends Writable {
     this.#pipe = pipe
     const waiting = this.#waiting
     this.#waiting = null
-    waiting?.()
+    waiting?.resume()
     return true
   }
 
   override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     const pipe = this.#pipe
     if (!pipe) {
-      this.#waiting = () => this._write(chunk, encoding, callback)
+      this.#waiting = { resume: () => this._write(chunk, encoding, callback), callback }
       return
     }
+    this.#inFlight = callback
     pipe.write(chunk, error => {
+      if (this.#inFlight !== callback) return  // answered already: cancelled by a destroy
+      this.#inFlight = null
       if (error && (error as NodeJS.ErrnoException).code === 'EPIPE') {
         // The child closed its stdin (or exited): what it will not read is dropped, as by a shell.
         // Destroyed first, so the callback gets EPIPE and no 'error' event follows.
@@ -80,18 +87,36 @@ class ChildStdin extends Writable {
 
   override _final(callback: (error?: Error | null) => void): void {
     if (!this.#pipe) {
-      this.#waiting = () => this._final(callback)
+      this.#waiting = { resume: () => this._final(callback), callback }
       return
     }
     this.#pipe.end(() => callback())
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#pipe?.destroy()
-    this.#pipe = null
+    const pipe = this.#pipe
+    // The write the pipe holds, if not all of it is out: a destroyed socket would answer it with
+    // success (Node's rule for a destroyed stream), bytes lost or not. It is told ECANCELED, as
+    // the writes behind it are told ERR_STREAM_DESTROYED by the stream itself.
+    // One all out has its own callback still to come, with success (the bytes are in the pipe).
+    const inFlight = this.#inFlight
+    const unsent = pipe !== null && ((pipe as unknown as { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? pipe.writableLength) > 0
+    if (inFlight && unsent) this.#inFlight = null
+    // What waits for a child that never came (the launch given up) is cancelled the same way:
+    // left waiting, its callback, and every write and end() queued behind it, were never called.
+    const waiting = this.#waiting
     this.#waiting = null
+    pipe?.destroy()
+    this.#pipe = null
+    if (inFlight && unsent) inFlight(cancelled())
+    waiting?.callback(cancelled())
     callback(error)
   }
+}
+
+/** A write given up on: the child is gone (reaped), or was never started. */
+function cancelled(): NodeJS.ErrnoException {
+  return Object.assign(new Error('write ECANCELED'), { code: 'ECANCELED', errno: -constants.errno.ECANCELED, syscall: 'write' })
 }
 
 /**

@@ -7,7 +7,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChild, spawnChildSync, startChild } from '../../lib/index.js'
 import { baseline } from '../reliability/helpers.js'
-import { LAUNCHERS, MEASURE, tempDir } from '../helpers.js'
+import { LAUNCHERS, MEASURE, eventually, tempDir } from '../helpers.js'
 
 const STARTS = LAUNCHERS.flatMap(launcher => MEASURE.map(measure => ({ launcher, measure, label: `${launcher}${measure ? ' measured' : ''}` })))
 
@@ -146,6 +146,46 @@ t.test('a grandchild holding stdin open does not hold the writes: the child\'s e
     process.kill(sleeper, 'SIGKILL')
   }
   await before.check(t)
+})
+
+// The write the pipe holds when the child is reaped, bigger than the pipe: most of it never went
+// out, and it was told success (a destroyed socket answers its pending write with no error). The
+// ones behind it were told, and so was it only when it had not yet been passed to the pipe.
+t.test('a write only part of which the pipe took when the child is reaped: ECANCELED, not success', async t => {
+  for (const { launcher, measure, label } of STARTS) {
+    const child = startChild({
+      file: 'sh', args: ['-c', 'exec 3<&0; sleep 100 <&3 3<&- >/dev/null 2>&1 & echo $!'], stdin: 'pipe', stdout: 'pipe', launcher, measure,
+    })
+    const codes: string[] = []
+    for (let i = 0; i < 2; i++) child.stdin!.write(Buffer.alloc(8 << 20, 4), error => { codes.push((error as NodeJS.ErrnoException | null)?.code ?? 'ok') })
+    const r = await child.result
+    const sleeper = Number(r.stdout.toString().trim())
+    t.teardown(() => { try { process.kill(sleeper, 'SIGKILL') } catch {} })
+    await turns()
+    t.same(codes, ['ECANCELED', 'ECANCELED'], `${label}: 8 MiB into a pipe of at most 1 MiB that nobody reads: neither write went out whole`)
+  }
+})
+
+// Writes and end() made while a { path } target is still being opened wait for the child. When the
+// launch is given up (the deadline, kill()), the child never comes: their callbacks were never
+// called, so whatever awaited them waited for ever.
+t.test('writes and end() waiting for a child whose launch is given up: each is told', async t => {
+  const dir = tempDir(t)
+  for (const [how, extra] of [['deadline', { timeout: 100 }], ['kill()', {}]] as const) {
+    const fifo = path.join(dir, `never-${how === 'kill()' ? 'kill' : how}`)
+    t.equal(spawnChildSync({ file: 'mkfifo', args: [fifo] }).exitCode, 0)
+    const child = startChild({ file: 'cat', stdin: 'pipe', stdout: { path: fifo }, ...extra })
+    const told: string[] = []
+    const answer = (what: string) => (error?: Error | null) => { told.push(`${what}: ${(error as NodeJS.ErrnoException | null)?.code ?? 'ok'}`) }
+    child.stdin!.write('a', answer('write a'))
+    child.stdin!.write('b', answer('write b'))
+    child.stdin!.end(answer('end'))
+    if (how === 'kill()') child.kill()
+    const r = await child.result
+    t.equal(r.spawnError?.stage, 'open', `${how}: the launch was given up while opening`)
+    t.ok(await eventually(() => told.length === 3, 5000), `${how}: every callback was called (${told.join('; ') || 'none'})`)
+    t.ok(told.every(line => /: (ECANCELED|ERR_STREAM_DESTROYED)$/.test(line)), `${how}: each with an error (${told.join('; ')})`)
+  }
 })
 
 t.test('writes made before the child exists wait for it (stdout to a FIFO being opened)', async t => {
