@@ -425,7 +425,7 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
     if (typeof spec.input === 'string') input = Buffer.from(spec.input)
     else if (ArrayBuffer.isView(spec.input) && !types.isProxy(spec.input)) {
       // Any view (a Buffer, a typed array, a DataView): its bytes, as they are in memory.
-      input = spec.input instanceof Uint8Array ? spec.input : new Uint8Array(spec.input.buffer, spec.input.byteOffset, spec.input.byteLength)
+      input = viewBytes(spec.input)
     } else throw invalidType('input', 'a string, Buffer, TypedArray or DataView', spec.input)
     if (spec.stdin !== undefined) throw incompatible('input', 'stdin', 'input is fed to the child through a stdin pipe')
   }
@@ -546,5 +546,19 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
     paths: [path(stdin), path(stdout), path(stderr)],
     ids,
     terminal: terminal !== null,
+  }
+}
+
+/**
+ * A view's bytes as a Uint8Array over the same memory. A view whose buffer was detached
+ * (transferred away) has none: as a detached Uint8Array reads, an empty input; a DataView's or
+ * another typed array's view of it would throw V8's own TypeError, naming no field.
+ */
+function viewBytes(view: ArrayBufferView): Uint8Array {
+  if (view instanceof Uint8Array) return view
+  try {
+    return new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
+  } catch {
+    return new Uint8Array(0)
   }
 }

@@ -150,5 +150,14 @@ t.test('valid edge values are accepted', t => eachPath(t, '', async (t, { run })
   t.equal((await run({ file: 'true', killSignal: 'TERM' })).exitCode, 0, 'signal without SIG')
   t.equal((await run({ file: 'true', env: { A: undefined } })).exitCode, 0, 'undefined env values are skipped')
   t.equal((await run({ file: 'cat', input: new Uint8Array([104, 105]) })).stdout.toString(), 'hi', 'Uint8Array input')
+  // Views of a buffer transferred away before the call: no bytes, whatever the view (a DataView's
+  // or a Float64Array's threw V8's own TypeError, naming no field).
+  for (const make of [(b: ArrayBuffer) => new Uint8Array(b), (b: ArrayBuffer) => new DataView(b), (b: ArrayBuffer) => new Float64Array(b)]) {
+    const buffer = new ArrayBuffer(16)
+    const view = make(buffer)
+    structuredClone(buffer, { transfer: [buffer] })
+    const r = await run({ file: 'wc', args: ['-c'], input: view })
+    t.same([r.exitCode, r.stdout.toString().trim()], [0, '0'], `a detached ${view.constructor.name} is an empty input`)
+  }
   t.equal((await run({ file: 'true', launcher: 'posix_spawn', setsid: true })).launcher, 'posix_spawn', 'setsid via POSIX_SPAWN_SETSID when forced')
 }, { launchers: ['auto'] }))
