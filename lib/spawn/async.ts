@@ -202,8 +202,36 @@ const removeListener = EventTarget.prototype.removeEventListener
 // `streams`: fed as output arrives (startChild). spawnChild has none to show and passes null: each
 // chunk would otherwise be copied into a Readable nobody reads, doubling the memory a capture
 // takes until the result is collected.
+/**
+ * With { path } targets the launch waits for their opens, and the caller's code runs on meanwhile:
+ * a process.chdir() then moved every relative name (the cwd, the targets still to be opened, a
+ * program named by a relative path) to wherever this process had gone by the time the child was
+ * started. They are the caller's as of the call: made absolute against the working directory
+ * of the moment, as text (no normalisation: `a/..` still walks through `a`, as the kernel does).
+ */
+function pinRelativeNames(normalized: NormalizedSpec): void {
+  const n = normalized.native
+  if (!n.stdio.some(s => s.kind === StdioKind.path)) return
+  const here = process.cwd()
+  const pin = (name: string) => (name.startsWith('/') ? name : `${here}/${name}`)
+  for (const s of n.stdio) if (s.kind === StdioKind.path) s.path = pin(s.path!)
+  if (n.cwd !== null) {
+    n.cwd = pin(n.cwd)
+    return  // a relative program is found from the child's own cwd, which is now absolute
+  }
+  // A program named by a path with a slash runs from this directory (one without is searched for
+  // on PATH): the measuring helper gets it as its first argument after '--'.
+  if (n.measure) {
+    const at = n.argv.indexOf('--') + 1
+    if (at > 0 && n.argv[at]!.includes('/')) n.argv[at] = pin(n.argv[at]!)
+  } else if (n.file.includes('/')) {
+    n.file = pin(n.file)
+  }
+}
+
 function start(spec: ChildSpec, streams: Streams | null): Started {
   const normalized: NormalizedSpec = normalizeSpec(spec, 'async')
+  pinRelativeNames(normalized)
   const signal = normalized.signal
   // A stdin pipe with nothing to feed it: startChild's to write.
   if (streams && normalized.native.stdio[0].kind === StdioKind.pipe && normalized.input === null) streams.stdin = new ChildStdin()

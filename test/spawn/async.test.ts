@@ -470,3 +470,33 @@ t.test("a spec's numbers cross in a Float64Array beside it; anything else is ref
   })
   t.throws(() => native.spawnSync(detachResult, specNumbers(spec.native), null, late), { name: 'TypeError', message: /numbers was detached/ })
 })
+
+// With a { path } target (a FIFO its writer opens later) the launch waits, and the caller's code
+// runs on. A process.chdir() meanwhile moved every relative name to the new directory: the cwd,
+// the targets still to be opened, a program named by a relative path. They are the caller's as
+// of the call.
+t.test('relative names are resolved as of the call, whatever chdir() comes before the launch', async t => {
+  const dir = tempDir(t)
+  const home = process.cwd()
+  t.teardown(() => process.chdir(home))
+  for (const side of ['a', 'b']) {
+    fs.mkdirSync(path.join(dir, side, 'work'), { recursive: true })
+    fs.writeFileSync(path.join(dir, side, 'tool.sh'), `#!/bin/sh\necho tool of ${side}\n`, { mode: 0o755 })
+  }
+  for (const measure of MEASURE) for (const launcher of LAUNCHERS) {
+    const label = `${launcher}${measure ? ' measured' : ''}`
+    // A FIFO each: one writer's open releases the readers waiting then, not one still to come.
+    const fifos = [1, 2].map(i => path.join(dir, `in${i}-${label.replace(' ', '-')}`))
+    spawnChildSync({ file: 'mkfifo', args: fifos })
+    process.chdir(path.join(dir, 'a'))
+    const withCwd = spawnChild({ file: 'pwd', cwd: 'work', stdin: { path: fifos[0]! }, stdout: { path: `pwd-${label}` }, launcher, measure })
+    const relativeFile = spawnChild({ file: './tool.sh', stdin: { path: fifos[1]! }, launcher, measure })
+    process.chdir(path.join(dir, 'b'))
+    for (const fifo of fifos) fs.writeFileSync(fifo, '')  // the writer: the stdin open returns
+    const [r1, r2] = await Promise.all([withCwd, relativeFile])
+    t.same([r1.exitCode, r1.spawnError], [0, null], label)
+    t.equal(fs.readFileSync(path.join(dir, 'a', `pwd-${label}`), 'utf8'), `${path.join(dir, 'a', 'work')}\n`, `${label}: the cwd, and the stdout file, relative to where the call was made`)
+    t.notOk(fs.existsSync(path.join(dir, 'b', `pwd-${label}`)), `${label}: nothing in the directory changed to`)
+    t.equal(r2.stdout.toString(), 'tool of a\n', `${label}: ./tool.sh is the one beside the call`)
+  }
+})
