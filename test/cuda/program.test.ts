@@ -793,6 +793,20 @@ t.test('compileMany: null and released programs, abort, bad arguments', async (t
   ])
   t.notOk(existsSync(join(dir, 'started-1')) || existsSync(join(dir, 'started-2')), 'the others never started')
 
+  // A program of two targets, one slot: the first target's ptxas runs, the second waits for the
+  // slot. The abort settled the compile with the waiting target's "aborted before ptxas started"
+  // (though a ptxas had run and been killed), before that ptxas was reaped. Now every ptxas started
+  // has ended first, and what happened to it is the reason.
+  const twoTargets = Program.create({ ...BASE, gpuName: ['sm_100', 'sm_120'], ptxas: fakeTool(dir, 'pid-sleeper', 'echo $$ > "$TH_GATE/pid-$TH_NAME"; exec sleep 30'), env: { ...process.env, TH_GATE: dir, TH_NAME: 'two' } })
+  const twoController = new AbortController()
+  const twoPending = compileMany([twoTargets], { concurrency: 1, signal: twoController.signal })
+  t.ok(await eventually(() => existsSync(join(dir, 'pid-two')) && readFileSync(join(dir, 'pid-two'), 'utf8').trim() !== ''))
+  const twoPid = Number(readFileSync(join(dir, 'pid-two'), 'utf8').trim())
+  twoController.abort()
+  const [two] = await twoPending
+  t.same([two!.status, two!.error?.reason], [5, `sm_100: ${DIAGNOSTIC.aborted}`], 'two targets: the reason is the aborted ptxas\'s')
+  t.equal(processState(twoPid), 'gone', 'which was reaped before the compile settled')
+
   const program = Program.create(BASE)
   await t.rejects(compileMany('p' as unknown as Program[]), { code: 'ERR_INVALID_ARG_TYPE', field: 'programs' })
   await t.rejects(compileMany([program], { concurrency: 0 }), { code: 'ERR_OUT_OF_RANGE', field: 'concurrency' })

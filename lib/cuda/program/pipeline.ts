@@ -156,8 +156,10 @@ async function runTools(
     ...(config.env === undefined ? {} : { env: config.env }),
     ...(config.tempRoot === undefined ? {} : { tempRoot: config.tempRoot }),
   }
-  // One ptxas per target, as many at once as the slots allow; their stderr in target order.
-  const runs = await Promise.all(config.gpuNames.map((gpuName) => clock.child(() => {
+  // One ptxas per target, as many at once as the slots allow; their stderr in target order. Every
+  // one started has ended before the compile settles (allSettled): a target cancelled while it
+  // waited for its slot no longer settled the compile while the others' ptxas still ran.
+  const settled = await Promise.allSettled(config.gpuNames.map((gpuName) => clock.child(() => {
     notCancelled('ptxas')
     return runPtxasAsync(ptx, {
         gpuName,
@@ -173,7 +175,15 @@ async function runTools(
         ...common,
       })
   })))
-  for (const run of runs) if (run.diagnostics !== '') diagnostics.push([run.diagnostics, 'ptxas'])
+  const ran = settled.map((s) => (s.status === 'fulfilled' ? s.value : null))
+  for (const run of ran) if (run !== null && run.diagnostics !== '') diagnostics.push([run.diagnostics, 'ptxas'])
+  const unstarted = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+  if (unstarted !== undefined) {
+    // What happened to a ptxas that ran (aborted, say) comes before a target that never started.
+    ran.forEach((run, i) => { if (run !== null) targetImage(config, config.gpuNames[i], run, ptxasPath, env) })
+    throw unstarted.reason
+  }
+  const runs = ran as PtxasRun[]
   const targets = runs.map((run, i) => targetImage(config, config.gpuNames[i], run, ptxasPath, env))
   const cubin = targets[0].cubin
 
