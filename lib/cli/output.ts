@@ -30,7 +30,6 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { errnoText } from '../errors.js'
-import { native } from '../spawn/native.js'
 
 export type OutputTarget =
   /** Standard output or error of this process: `-`, /dev/stdout, /dev/fd/1, /proc/self/fd/2. */
@@ -150,7 +149,12 @@ export async function writeOutput(file: string, data: string | Uint8Array): Prom
       }
       return
     }
-    case 'replace': return replaceAtomically(target.path, data, target.mode, target.owner)
+    case 'replace': {
+      // The addon, for the extended attributes, only now: main.ts imports this module, and the
+      // top level answers --help and --version without a loadable addon.
+      const { native } = await import('../spawn/native.js')
+      return replaceAtomically(target.path, data, target.mode, target.owner, native.copyExtendedAttributes)
+    }
   }
 }
 
@@ -272,7 +276,10 @@ function writableDescriptor(fd: number): void {
 /** The longest file name (one path component) Linux file systems take, in bytes. */
 const NAME_MAX = 255
 
-function replaceAtomically(file: string, data: string | Uint8Array, mode: number | null, owner: { uid: number; gid: number } | null): void {
+function replaceAtomically(
+  file: string, data: string | Uint8Array, mode: number | null, owner: { uid: number; gid: number } | null,
+  copyExtendedAttributes: (from: string, toFd: number) => string[],
+): void {
   // Named after the file when that fits: a name near NAME_MAX is a legal output, its temp file's
   // name must be one too.
   const suffix = `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
@@ -286,7 +293,7 @@ function replaceAtomically(file: string, data: string | Uint8Array, mode: number
       if (mode !== null) fs.fchmodSync(fd, mode) // after the chown, which may clear set-id bits
       // Its ACL and other extended attributes, as `cp --preserve=xattr` keeps them: best effort,
       // as the owner (what cannot be set, the file system refusing it, stays unset).
-      if (mode !== null) native.copyExtendedAttributes(file, fd)
+      if (mode !== null) copyExtendedAttributes(file, fd)
       fs.fsyncSync(fd)
     } finally {
       fs.closeSync(fd)
