@@ -65,6 +65,7 @@ export {
 } from './ptxas.js'
 export {
   probePtxas,
+  probePtxasAsync,
   clearPtxasProbeCache,
   parsePtxasGpuNames,
   parsePtxasHelp,

@@ -4,8 +4,8 @@
 // (docs/toolchain-contract.md, "Measured: ptxas 13.0").
 
 import { realpathSync, statSync } from 'node:fs'
-import { spawnChildSync } from '../spawn/index.js'
-import type { ChildResult } from '../spawn/types.js'
+import { spawnChild, spawnChildSync } from '../spawn/index.js'
+import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { findTool, searchPath, type Env } from './toolkit.js'
 
@@ -75,8 +75,45 @@ const cache = new Map<string, { stamp: string } & ({ probe: PtxasProbe } | { err
  * (real path, inode, size and mtime), so a ptxas replaced in place is asked again. So is a
  * failure (PtxasProbeError): a binary that did not answer is not asked again, unless it ran out
  * of time and this probe has a longer budget (a hung ptxas costs one timeout, not one per check).
+ * It waits for the three children on the calling thread: probePtxasAsync asks the same binary
+ * the same questions without holding the event loop, into the same cache.
  */
 export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
+  const asking = startProbe(options)
+  if (!('ask' in asking)) return asking.answer
+  const answers = PROBE_FLAGS.map((flag) => asking.took(flag, spawnChildSync(asking.ask(flag))))
+  return asking.done(answers)
+}
+
+/**
+ * probePtxas on the event loop: the three questions are asked with spawnChild, and the answer goes
+ * into the same cache. Program.create asks ptxas (probePtxas, synchronously) the first time it
+ * meets an a/f target or ptxasOptions for a binary: a process whose event loop must not wait on a
+ * child (a daemon) awaits this first, and create then finds the answer cached.
+ */
+export async function probePtxasAsync(options: ProbePtxasOptions = {}): Promise<PtxasProbe | null> {
+  const asking = startProbe(options)
+  if (!('ask' in asking)) return asking.answer
+  const answers: string[] = []
+  for (const flag of PROBE_FLAGS) answers.push(asking.took(flag, await spawnChild(asking.ask(flag))))
+  return asking.done(answers)
+}
+
+const PROBE_FLAGS = ['--version', '--help', '--list-version'] as const
+
+type Asking =
+  | { answer: PtxasProbe | null }
+  | {
+      /** The spec of the child that asks `flag`, within the probe's one budget. */
+      ask(flag: string): ChildSpec
+      /** Its answer (stdout), or the PtxasProbeError thrown (and cached) for a child that failed. */
+      took(flag: string, result: ChildResult): string
+      /** The probe made from the three answers, cached. */
+      done(answers: string[]): PtxasProbe
+    }
+
+/** A probe's checks, lookup and cache; the questions it still has to ask, if any. */
+function startProbe(options: ProbePtxasOptions): Asking {
   requireObject('options', options)
   const env = options.env ?? process.env
   requireObject('env', env)
@@ -86,21 +123,21 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
 
   // A path is used as is; the name 'ptxas' is searched on PATH and then in <root>/bin.
   const path = name === 'ptxas' ? (findTool('ptxas', env)?.path ?? null) : searchPath(name, env)
-  if (path === null) return null
+  if (path === null) return { answer: null }
   const identity = binaryIdentity(path)
-  if (identity === null) return null
+  if (identity === null) return { answer: null }
   const { real, stamp } = identity
   const cached = cache.get(real)
   if (cached !== undefined && cached.stamp === stamp) {
-    if ('probe' in cached) return cached.probe
+    if ('probe' in cached) return { answer: cached.probe }
     if (!cached.error.result.timedOut || (timeout > 0 && timeout <= cached.timeout)) throw cached.error
   }
 
   // One budget for the three questions. Each runs on the default launch, whose death signal
   // takes the child with this process if it is killed meanwhile (a ^C during a probe).
   const deadline = timeout > 0 ? performance.now() + timeout : 0
-  const ask = (flag: string): string => {
-    const result = spawnChildSync({
+  return {
+    ask: (flag) => ({
       file: path,
       argv0: 'ptxas',
       args: [flag],
@@ -109,22 +146,24 @@ export function probePtxas(options: ProbePtxasOptions = {}): PtxasProbe | null {
       stdout: 'pipe',
       stderr: 'pipe',
       timeout: deadline > 0 ? Math.max(1, Math.ceil(deadline - performance.now())) : 0,
-    })
-    if (result.exitCode !== 0) {
-      const error = new PtxasProbeError(path, flag, result)
-      cache.set(real, { stamp, error, timeout })
-      throw error
-    }
-    return result.stdout.toString('utf8')
+    }),
+    took: (flag, result) => {
+      if (result.exitCode !== 0) {
+        const error = new PtxasProbeError(path, flag, result)
+        cache.set(real, { stamp, error, timeout })
+        throw error
+      }
+      return result.stdout.toString('utf8')
+    },
+    done: ([versionText, help, versions]) => {
+      const probe = makeProbe({
+        path, ...parsePtxasVersion(versionText!), versionText: versionText!, options: parsePtxasHelp(help!),
+        ptxIsaVersions: parsePtxasVersionList(versions!), gpuNames: parsePtxasGpuNames(help!),
+      })
+      cache.set(real, { stamp, probe })
+      return probe
+    },
   }
-  const versionText = ask('--version')
-  const help = ask('--help')
-  const ptxIsaVersions = parsePtxasVersionList(ask('--list-version'))
-  const probe = makeProbe({
-    path, ...parsePtxasVersion(versionText), versionText, options: parsePtxasHelp(help), ptxIsaVersions, gpuNames: parsePtxasGpuNames(help),
-  })
-  cache.set(real, { stamp, probe })
-  return probe
 }
 
 /** Forget every cached probe (for tests, or after installing a new toolkit). */

@@ -1,8 +1,10 @@
 import t from 'tap'
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
+  Program,
   probePtxas,
+  probePtxasAsync,
   clearPtxasProbeCache,
   parsePtxasHelp,
   parsePtxasVersion,
@@ -11,7 +13,7 @@ import {
   PtxasProbeError,
 } from '../../lib/cuda/index.js'
 import { ptxasProbeCacheSize } from '../../lib/cuda/probe.js'
-import { fakeTool, scratchDir, skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
+import { fakeTool, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
 
 // An excerpt of `ptxas --help` from CUDA 13.0, the shapes its option lines take.
 const HELP = `
@@ -196,3 +198,37 @@ function readFileLines(path: string): number {
     return 0
   }
 }
+
+// Program.create asks ptxas synchronously the first time it meets an a/f target: a slow ptxas held
+// the event loop that long. probePtxasAsync asks it on the loop (a timer fires while it runs), into
+// the same cache, so create then runs no ptxas.
+t.test('probePtxasAsync: the same probe, asked on the event loop, into the cache create uses', async (t) => {
+  const dir = scratchDir(t)
+  const count = join(dir, 'count')
+  const gate = join(dir, 'gate')
+  // --help waits for a file the test makes once a timer has fired during the probe.
+  const slow = fakeTool(dir, 'ptxas', [
+    `echo x >> '${count}'`,
+    'case "$1" in',
+    '  --version) echo "Cuda compilation tools, release 99.2, V99.2.0" ;;',
+    `  --help) while [ ! -e '${gate}' ]; do sleep 0.01; done; printf -- "--gpu-name <gpu name>   (-arch)\\nAllowed values for this option:  'sm_100','sm_100a'.\\n" ;;`,
+    '  --list-version) echo 9.0 ;;',
+    '  *) exit 255 ;;',
+    'esac',
+  ].join('\n'))
+  clearPtxasProbeCache()
+  const pending = probePtxasAsync({ ptxas: slow })
+  await new Promise((resolve) => setTimeout(resolve, 1))
+  writeFileSync(gate, '')  // only a loop that turns gets here while the probe waits on --help
+  const probe = await pending
+  t.equal(probe?.version, '99.2.0')
+  t.same(probe?.gpuNames, ['sm_100', 'sm_100a'])
+  t.equal(readFileLines(count), 3, 'three questions')
+  t.equal(probePtxas({ ptxas: slow }), probe, 'probePtxas finds it cached')
+  const program = Program.create({ input: MINIMAL_PTX, gpuName: 'sm_100a', ptxas: slow })
+  t.ok(program, 'create takes the a/f target the probe listed')
+  t.equal(readFileLines(count), 3, 'and ran no ptxas for it')
+  const failing = fakeTool(dir, 'broken', 'exit 4')
+  await t.rejects(probePtxasAsync({ ptxas: failing }), PtxasProbeError, 'a ptxas that does not answer: PtxasProbeError, as probePtxas')
+  t.throws(() => probePtxas({ ptxas: failing }), PtxasProbeError, 'cached as probePtxas caches it')
+})
