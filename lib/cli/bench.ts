@@ -350,7 +350,7 @@ function benchmarksOf(o: BenchOptions): Benchmark[] {
     } catch (error) {
       throw error instanceof UsageError ? new UsageError(`--${hook}: ${error.message}`) : error
     }
-    return { file, args, stdin: 'ignore' as const, stdout: stdio, stderr: stdio, ...childSpecOf(o) }
+    return { file, args, stdin: 'ignore' as const, stdout: stdio, stderr: stdio, processGroup: true, ...childSpecOf(o) }
   }
   const output: Pick<ChildSpec, 'stdout' | 'stderr' | 'maxBuffer'> =
     o.output === 'null' ? { stdout: 'ignore', stderr: 'ignore' }
@@ -371,7 +371,12 @@ function benchmarksOf(o: BenchOptions): Benchmark[] {
         const hookCommand = substitute(given.length === 1 ? given[0] : given[i], values)
         hooks[hook] = { command: hookCommand, spec: hookSpec(hook, hookCommand) }
       }
-      const spec: Benchmark['spec'] = { file, args, stdin: o.input === null ? 'ignore' : { path: o.input }, ...output, ...childSpecOf(o) }
+      // Each run leads a process group of its own, so that a --timeout, or a signal that ends the
+      // benchmark, ends everything the run started (a shell's children too), as coreutils'
+      // timeout does; before, a timed-out `sh -c 'sleep 31; true'` left its sleep to pid 1, to
+      // compete with the runs after it. (Its stdin is never the terminal, so a background group
+      // reads nothing it could be stopped for.)
+      const spec: Benchmark['spec'] = { file, args, stdin: o.input === null ? 'ignore' : { path: o.input }, ...output, processGroup: true, ...childSpecOf(o) }
       checkChildSpec(spec)
       return { name: i < o.names.length ? substitute(o.names[i], values) : command, command, parameters: values, spec, hooks }
     })
@@ -483,50 +488,79 @@ export async function benchCommand(argv: string[]): Promise<number> {
     }
     for (const b of benchmarks) await runHook(b, 'cleanup', '')
   } catch (err) {
-    if (err instanceof BenchFailure) failure = err
-    else if (!(err instanceof Interrupted)) throw err
+    if (err instanceof BenchFailure) {
+      failure = err
+    } else if (!(err instanceof Interrupted)) {
+      for (const sig of ENDING_SIGNALS) process.off(sig, onSignal)
+      throw err
+    }
   } finally {
     progress.clear()
-    for (const sig of ENDING_SIGNALS) process.off(sig, onSignal)
   }
-  if (endedBy !== null) {
+  return await endedBySignal(async () => {
+    if (endedBy !== null) return 0  // no report
+    return await reportOn(failure)
+  })
+
+  /**
+   * `body`, the handlers still listening: a signal that comes while the reports are written ends
+   * the command once the report being written is whole (each is a temp file renamed into place,
+   * which a signal's default action in the middle left behind), and no later one is written.
+   * Then the handlers go, and a signal that came ends the command by its default action.
+   */
+  async function endedBySignal(body: () => Promise<number>): Promise<number> {
+    let status: number
+    try {
+      status = await body()
+      // A poll phase of the loop first: a signal that came during a synchronous write is
+      // delivered to its listener (libuv's watcher reads it there), not lost with the handlers.
+      // Two check phases have a poll phase between them, wherever this runs from.
+      for (let i = 0; i < 2; i++) await new Promise(resolve => setImmediate(resolve))
+    } finally {
+      for (const sig of ENDING_SIGNALS) process.off(sig, onSignal)
+    }
+    if (endedBy === null) return status
     // The default action again (the handler is gone): the command ends by the signal.
     process.kill(process.pid, endedBy)
     return 128 + (signalNumber(endedBy) ?? 0)
   }
-  if (failure) {
-    process.stderr.write(`tileharness bench: ${failure.message}\n`)
-    return BENCH_FAILED
-  }
 
-  const options: BenchOptionsRecord = {
-    runs: rounds, warmup: o.warmup, timeoutMs: o.timeoutMs, shell: o.shell, measure: o.measure,
-    ignoreFailure: o.ignoreFailure, launcher: o.launcher, rlimits: o.rlimits,
-    automaticRuns: automatic, input: o.input, output: o.output, timeUnit: o.timeUnit, sort: o.sort, cpus: o.cpus,
-  }
-  const report = buildReport(collected, options, { load: { start: loadAtStart, end: loadReading() } })
-  if (o.compare) report.comparison = compareWithBaseline(o.compare.baseline, o.compare.file, report, o.threshold ?? DEFAULT_THRESHOLD)
-  // A report on standard output has it to itself: the summary then goes to standard error.
-  // (A report file that cannot be written now, changed since the check, is said below, by name.)
-  const reportOnStdout = Object.values(o.outputs).some(file => {
-    try {
-      return isStandardOutput(resolveOutput(file))
-    } catch (error) {
-      if (error instanceof OutputRefused) return false
-      throw error
+  async function reportOn(failure: BenchFailure | null): Promise<number> {
+    if (failure) {
+      process.stderr.write(`tileharness bench: ${failure.message}\n`)
+      return BENCH_FAILED
     }
-  })
-  ;(reportOnStdout ? process.stderr : process.stdout).write(formatText(report))
-  for (const [name, file] of Object.entries(o.outputs)) {
-    try {
-      await writeOutput(file, FORMATS[name as keyof typeof FORMATS](report))
-    } catch (error) {
-      const why = error instanceof OutputRefused ? error.message : errnoText(error)
-      process.stderr.write(`tileharness bench: --${name}: cannot write '${file}': ${why}\n`)
-      return HARNESS_FAILURE
+
+    const options: BenchOptionsRecord = {
+      runs: rounds, warmup: o.warmup, timeoutMs: o.timeoutMs, shell: o.shell, measure: o.measure,
+      ignoreFailure: o.ignoreFailure, launcher: o.launcher, rlimits: o.rlimits,
+      automaticRuns: automatic, input: o.input, output: o.output, timeUnit: o.timeUnit, sort: o.sort, cpus: o.cpus,
     }
+    const report = buildReport(collected, options, { load: { start: loadAtStart, end: loadReading() } })
+    if (o.compare) report.comparison = compareWithBaseline(o.compare.baseline, o.compare.file, report, o.threshold ?? DEFAULT_THRESHOLD)
+    // A report on standard output has it to itself: the summary then goes to standard error.
+    // (A report file that cannot be written now, changed since the check, is said below, by name.)
+    const reportOnStdout = Object.values(o.outputs).some(file => {
+      try {
+        return isStandardOutput(resolveOutput(file))
+      } catch (error) {
+        if (error instanceof OutputRefused) return false
+        throw error
+      }
+    })
+    ;(reportOnStdout ? process.stderr : process.stdout).write(formatText(report))
+    for (const [name, file] of Object.entries(o.outputs)) {
+      if (endedBy !== null) return 0  // ended by it (endedBySignal): no more reports
+      try {
+        await writeOutput(file, FORMATS[name as keyof typeof FORMATS](report))
+      } catch (error) {
+        const why = error instanceof OutputRefused ? error.message : errnoText(error)
+        process.stderr.write(`tileharness bench: --${name}: cannot write '${file}': ${why}\n`)
+        return HARNESS_FAILURE
+      }
+    }
+    return report.comparison?.regressed ? BENCH_FAILED : 0
   }
-  return report.comparison?.regressed ? BENCH_FAILED : 0
 }
 
 function runRecord(r: ChildResult, round: number): BenchRun {

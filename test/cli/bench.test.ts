@@ -6,7 +6,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { FIGURES } from '../../lib/bench/figures.js'
-import { CLI_MAIN as MAIN, processState as processStateOf, script, tempDir } from '../helpers.js'
+import { CLI_MAIN as MAIN, eventually, processState as processStateOf, script, tempDir } from '../helpers.js'
 import { nodeChildEnv, slowHelperEnv, stageForNobody } from '../reliability/helpers.js'
 
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
@@ -316,6 +316,58 @@ t.test('--cpu pins every run: the command sees only the CPU asked for', async t 
   t.equal(r.exitCode, 0, r.stderr.toString())
   t.equal(fs.readFileSync(out, 'utf8'), `Cpus_allowed_list:\t${CPU}\n`, `the run saw CPU ${CPU} alone`)
   t.same(JSON.parse(fs.readFileSync(path.join(dir, 'b.json'), 'utf8')).options.cpus, [CPU], 'the JSON says so')
+})
+
+// A run leads a process group of its own: a --timeout, or a signal that ends the benchmark, ends
+// everything it started. A timed-out `sh -c 'sleep N; true'` left its sleep to pid 1, to compete
+// with the runs after it; so did a shell that ignores the ending signal, when bench was ended.
+t.test('a timed-out run, or one bench is ended in, leaves none of its processes behind', async t => {
+  const dir = tempDir(t)
+  const needle = (tag: string) => `${tag}${process.pid}.${Date.now() % 100000}`
+  const sleepers = (n: string) => fs.readdirSync('/proc').filter(p => /^\d+$/.test(p)).filter(p => {
+    try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8') === `sleep\0${n}\0` && processStateOf(Number(p)) === 'alive' } catch { return false }
+  })
+  const timedOut = needle('31')
+  t.teardown(() => { for (const p of sleepers(timedOut)) process.kill(Number(p), 'SIGKILL') })
+  const r = cli(['-n', '2', '--warmup', '0', '--ignore-failure', '--timeout', '100ms', '--shell', `sleep ${timedOut}; true`])
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  t.match(r.stdout.toString(), /2 of 2 runs failed, 2 of them timed out/)
+  t.same(sleepers(timedOut), [], 'no sleep of a timed-out run is left')
+
+  const ended = needle('41')
+  t.teardown(() => { for (const p of sleepers(ended)) process.kill(Number(p), 'SIGKILL') })
+  const pidFile = path.join(dir, 'shell.pid')
+  const bench = startChild({
+    file: process.execPath, args: [MAIN, 'bench', '-n', '3', '--warmup', '0', '--shell', `trap "" INT TERM HUP; echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; sleep ${ended}; true`],
+    env: nodeChildEnv(), stdout: 'ignore', stderr: 'pipe', timeout: 60000,
+  })
+  while (!fs.existsSync(pidFile)) await new Promise(resolve => setTimeout(resolve, 20))
+  t.ok(await eventually(() => sleepers(ended).length === 1), 'the shell has started its sleep')
+  bench.kill('SIGTERM')
+  const b = await bench.result
+  t.equal(b.signal, 'SIGTERM', 'bench ended by SIGTERM')
+  t.ok(await eventually(() => sleepers(ended).length === 0, 5000), `the sleep of the shell that ignored it is gone too (${sleepers(ended).join(', ') || 'none'})`)
+})
+
+// A signal that came while a report was being written (a temp file beside it, renamed into place)
+// took its default action in the middle, and the temp file was left: the handlers were gone before
+// the reports were written. The write is held (strace delays its fsync by 2 s) and SIGTERM sent.
+t.test('TERM while a report is written: no temp file left, bench ends by it', { skip: has('strace') ? false : 'strace is not installed (Debian: strace)' }, async t => {
+  const dir = tempDir(t)
+  const report = path.join(dir, 'r.json')
+  const bench = startChild({
+    file: 'strace', args: ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=fsync', '-e', 'inject=fsync:delay_enter=2000000', process.execPath, MAIN, 'bench', '-n', '1', '--warmup', '0', '--json', report, 'true'],
+    env: nodeChildEnv(), stdout: 'ignore', stderr: 'pipe', timeout: 60000,
+  })
+  const temp = () => fs.readdirSync(dir).filter(f => f.endsWith('.tmp'))
+  t.ok(await eventually(() => temp().length > 0, 30000), 'the report is being written')
+  const node = Number(fs.readFileSync(`/proc/${bench.pid}/task/${bench.pid}/children`, 'utf8').trim().split(/\s+/)[0])
+  process.kill(node, 'SIGTERM')
+  const r = await bench.result
+  t.same(temp(), [], 'no temp file left')
+  t.equal(r.signal, 'SIGTERM', 'bench ended by SIGTERM (strace passes it on)')
+  t.match(r.stderr.toString(), /^$|killed|Terminated/, 'no error of its own')
+  t.equal(fs.existsSync(report) ? JSON.parse(fs.readFileSync(report, 'utf8')).commands?.length ?? 1 : 0, fs.existsSync(report) ? 1 : 0, 'the report, if there, is whole')
 })
 
 t.test('INT, TERM, HUP or QUIT mid-run: the running command is ended and reaped, no report, and bench ends by that signal', async t => {
