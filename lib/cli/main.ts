@@ -27,6 +27,12 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
+// SIGUSR1 opens Node's inspector, by default, on 127.0.0.1:9229: anyone on the machine who may
+// signal this process could then attach to it and run code as its user. A command has no use for
+// it; with a listener Node does not open it. `run` forwards the signal to its child; the other
+// commands ignore it.
+process.on('SIGUSR1', () => {})
+
 function say(prefix: string, message: string): void {
   process.stderr.write(`${prefix}: ${message}\n`)
 }

@@ -137,9 +137,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   // reads stops the pipe once its buffer is full (the child would block on its next write).
   child.stdout.resume()
   child.stderr.resume()
-  // Forward the signals a terminal or supervisor sends, and wait for the child, as timeout(1) does.
+  // Forward the signals a terminal or supervisor sends, and wait for the child, as timeout(1) does;
+  // and the two a user sends a program (dd's USR1: its progress), which reach the child, not Node.
   const forward = (sig: NodeJS.Signals) => { child.kill(sig) }
-  const forwarded: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']
+  const forwarded: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2']
   for (const sig of forwarded) process.on(sig, forward)
   const r = await child.result
   for (const sig of forwarded) process.off(sig, forward)

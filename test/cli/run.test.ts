@@ -1,8 +1,10 @@
 // `tileharness run` end to end, as a subprocess: output, exit codes, options.
 import fs from 'node:fs'
+import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { CLI_MAIN as MAIN, eventually, processState, script, tempDir } from '../helpers.js'
+import { nodeChildEnv } from '../reliability/helpers.js'
 
 const cli = (args: string[], extra: Partial<ChildSpec> = {}) =>
   spawnChildSync({ file: process.execPath, args: [MAIN, ...args], timeout: 60000, ...extra })
@@ -150,6 +152,37 @@ t.test('signals sent to tileharness are forwarded to the child', async t => {
   const r = await run.result
   t.equal(r.exitCode, 143, 'exit 128+15: the child died of the forwarded SIGTERM')
   t.ok(await eventually(() => processState(pid) !== 'alive'))
+})
+
+// SIGUSR1 opened Node's inspector on 127.0.0.1:9229 ("Debugger listening on ws://..."): anyone who
+// may signal the process could attach and run code as its user. run forwards it (and USR2) to the
+// child; bench ignores it.
+t.test('SIGUSR1 opens no inspector: run forwards it to the child, bench ignores it', async t => {
+  const run = startChild({ file: process.execPath, args: [MAIN, 'run', '--', 'sh', '-c', 'echo $$; exec sleep 100'], env: nodeChildEnv(), timeout: 60000 })
+  await new Promise<void>(resolve => run.stdout.once('data', () => resolve()))
+  run.kill('SIGUSR1')
+  const r = await run.result
+  t.equal(r.exitCode, 138, 'exit 128+10: the child died of the forwarded SIGUSR1')
+  t.notMatch(r.stderr.toString(), /Debugger listening/, 'no inspector')
+
+  const dir = tempDir(t)
+  const started = path.join(dir, 'started'), gate = path.join(dir, 'gate')
+  const bench = startChild({
+    file: process.execPath, args: [MAIN, 'bench', '-n', '1', '--warmup', '0', '--shell', `touch ${started}; while [ ! -e ${gate} ]; do sleep 0.01; done`],
+    env: nodeChildEnv(), stdout: 'ignore', stderr: 'pipe', timeout: 60000,
+  })
+  t.ok(await eventually(() => fs.existsSync(started)), 'the run has started')
+  bench.kill('SIGUSR1')
+  // Taken by the process (no longer pending: /proc's ShdPnd and SigPnd masks) before the run may
+  // end, so that what it does with it is decided while bench still runs (a Node that opens its
+  // inspector says so on stderr before it exits).
+  const usr1 = 1n << 9n
+  const pending = () => fs.readFileSync(`/proc/${bench.pid}/status`, 'utf8').split('\n').filter(l => /^(ShdPnd|SigPnd):/.test(l)).some(l => (BigInt('0x' + l.split(/\s+/)[1]) & usr1) !== 0n)
+  t.ok(await eventually(() => !pending()), 'bench took the signal')
+  fs.writeFileSync(gate, '')
+  const b = await bench.result
+  t.same([b.exitCode, b.signal], [0, null], 'bench went on and finished')
+  t.notMatch(b.stderr.toString(), /Debugger listening/, 'no inspector')
 })
 
 t.test("run measures by default: --json and --usage give the child's own max RSS, as GNU time does", async t => {
