@@ -163,12 +163,20 @@ export function displayOrder(report: BenchReport, where: 'summary' | 'table'): C
 
 export function formatRatio(r: Ratio | null): string {
   if (r === null) return 'n/a'
-  return `${r.median.toFixed(2)}x`
+  return `${ratioText(r.median)}x`
 }
 
 /** A confidence interval of a ratio, `[1.48–1.60]`. */
 function formatInterval(r: ReferenceRatio | null): string {
-  return r ? `[${r.interval.low.toFixed(2)}–${r.interval.high.toFixed(2)}]` : ''
+  return r ? `[${ratioText(r.interval.low)}–${ratioText(r.interval.high)}]` : ''
+}
+
+/**
+ * A ratio to two places, `1.48`; below 0.1 to two significant digits, `0.0012`: `true` against a
+ * 0.6 s reference read `0.00x [0.00–0.00]`.
+ */
+function ratioText(x: number): string {
+  return x === 0 || Math.abs(x) >= 0.1 || !Number.isFinite(x) ? x.toFixed(2) : x.toPrecision(2)
 }
 
 /** A p-value to two significant places, as few as say it: 0.25, 0.0098, <0.001. */

@@ -190,19 +190,47 @@ function writablePath(file: string, option: string): string {
   return file
 }
 
+/**
+ * The most a --compare baseline is read of: a report holds every run's figures, some hundred bytes
+ * a run, so this is millions of runs. A larger file (or /dev/zero) is no report, and was read whole
+ * (a 3 GB file: 26 s and 4 GB of memory, then V8's "Cannot create a string longer than ...").
+ */
+const MAX_BASELINE_BYTES = 64 * 1024 * 1024
+
 /** A --compare baseline, read and checked before any run is spent. */
 function baselineOf(file: string): BenchOptions['compare'] {
-  let text: string
+  let bytes: Buffer
   try {
-    text = fs.readFileSync(file, 'utf8')
+    bytes = readAtMost(file, MAX_BASELINE_BYTES)
   } catch (error) {
     throw new UsageError(`--compare: cannot read '${file}': ${errnoText(error)}`)
   }
+  const text = bytes.toString('utf8')
+  if (bytes.length > MAX_BASELINE_BYTES) throw new UsageError(`--compare: '${file}' is over ${MAX_BASELINE_BYTES / 1024 / 1024} MiB, too large to be a bench report`)
   try {
     return { file, baseline: parseBaseline(text) }
   } catch (error) {
     if (!(error instanceof BaselineRefused)) throw error
     throw new UsageError(`--compare: '${file}' ${error.message}`)
+  }
+}
+
+/** The first `limit` + 1 bytes of `file` at most (one more than the limit: it is over it). */
+function readAtMost(file: string, limit: number): Buffer {
+  const fd = fs.openSync(file, 'r')
+  try {
+    const chunks: Buffer[] = []
+    let total = 0
+    while (total <= limit) {
+      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, limit + 1 - total))
+      const n = fs.readSync(fd, chunk, 0, chunk.length, null)
+      if (n === 0) break
+      chunks.push(chunk.subarray(0, n))
+      total += n
+    }
+    return Buffer.concat(chunks)
+  } finally {
+    fs.closeSync(fd)
   }
 }
 

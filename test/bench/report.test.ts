@@ -58,6 +58,9 @@ t.test('formatText: every figure, outliers named with their rule, ratios, failur
   t.match(text, new RegExp(`^ {2}b, "quoted" \\| piped +wall 3\\.00x ${interval(report.commands[1].ratio!.wallMs)} p=0\\.13 not significant +max RSS 3\\.00x \\[3\\.00–3\\.00\\] p=0\\.13 not significant$`, 'm'))
   t.match(text, /in brackets its 95% confidence interval, by the bootstrap with seed 18;\n {2}p: Wilcoxon signed-rank test/)
   t.match(text, /warning: 1 of 4 runs failed, 1 of them timed out/)
+  // A command far faster than the reference: two significant digits, not 0.00x [0.00–0.00].
+  const fast = formatText(buildReport([{ command: 'ref', argv: ['ref'], runs: runs([600, 600, 600, 600], 1000) }, { command: 'fast', argv: ['fast'], runs: runs([0.72, 0.72, 0.72, 0.72], 1000) }], OPTIONS))
+  t.match(fast, /^ {2}fast +wall 0\.0012x \[0\.0012–0\.0012\]/m, 'a ratio below 0.1 keeps two significant digits')
   const single = formatText(buildReport([{ command: 'only', argv: ['only'], runs: runs([1, 2], 10) }], OPTIONS))
   t.notMatch(single, /Summary|reference/, 'one command: no comparison')
 })

@@ -99,6 +99,8 @@ t.test('a baseline that cannot serve, or a bad threshold: refused before any run
   const rows: Array<[string[], string]> = [
     [['--compare', at('none.json')], `--compare: cannot read '${at('none.json')}': no such file or directory (ENOENT)`],
     [['--compare', at('a-directory')], `--compare: cannot read '${at('a-directory')}': illegal operation on a directory (EISDIR)`],
+    // Read whole, without bound: a 3 GB file took 26 s and 4 GB before V8 refused the string.
+    [['--compare', '/dev/zero'], "--compare: '/dev/zero' is over 64 MiB, too large to be a bench report"],
     [['--compare', at('not.json')], `--compare: '${at('not.json')}' is not JSON (Unexpected token 'B', "Benchmark 1: true\n" is not valid JSON)`],
     [['--compare', at('hyperfine.json')], `--compare: '${at('hyperfine.json')}' is not a 'tileharness bench --json' report (no schema; expected 'tileharness-bench/1')`],
     [['--compare', at('empty.json')], `--compare: '${at('empty.json')}' has no commands`],
