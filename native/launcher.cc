@@ -913,8 +913,9 @@ void LaunchFork(const LaunchSpec &spec, const CStrings &cs, ChildFds &fds, Launc
     Fail(out, Stage::Spawn, EPROTO);  // cannot happen (ChildFail writes only Stage values): not left to run
     kill(pid, SIGKILL);
   }
-  Reap(pid, out.status, out.usage);
-  out.reaped = true;
+  // Reaped here, for its status and rusage; unless the kernel has reaped it already (this process
+  // ignores SIGCHLD): then there is neither, and the result says what failed as posix_spawn's does.
+  out.reaped = Reap(pid, out.status, out.usage);
 }
 
 }  // namespace

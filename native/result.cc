@@ -64,11 +64,13 @@ void SettleFailedLaunch(Launched &child, WaitOutcome &outcome) {
     outcome.status = child.status;
     outcome.usage = child.usage;
   } else if (IsChildStage(child.stage) && child.err != ETIMEDOUT && child.err != ECANCELED) {
-    // posix_spawn reported the failure itself and reaped its child: give the status the fork
-    // path's child exits with, so both paths look the same. (A { path } open that was given up
-    // on, at the deadline or by an abort, had no child at all.)
+    // posix_spawn reported the failure itself and reaped its child (or the kernel reaped the fork
+    // path's, this process ignoring SIGCHLD): give the status the fork path's child exits with,
+    // so both paths look the same. Its rusage went with it: none, never zeros said to be wait4's.
+    // (A { path } open that was given up on, at the deadline or by an abort, had no child at all.)
     outcome.haveStatus = true;
     outcome.status = W_EXITCODE(ExitCodeForSpawnFailure(child.stage, child.err), 0);
+    outcome.rusageSource = RusageSource::Unavailable;
   }
 }
 

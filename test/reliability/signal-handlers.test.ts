@@ -268,3 +268,31 @@ function kernelKeepsStatus(): boolean {
   const [major = 0, minor = 0] = os.release().split('.').map(Number)
   return major > 6 || (major === 6 && minor >= 15)
 }
+
+// With SIGCHLD ignored the kernel reaps a child the moment it exits. A fork-path child that failed
+// before its exec (ENOENT at exec, a cwd it could not enter) was then reaped by no one here: the
+// wait4 found nothing, and the result said exitCode 0 with zero rusage said to be wait4's, a
+// program that never ran looking like a success. Now 127 and 126 as always, and no rusage.
+t.test('SIGCHLD ignored: a fork-path start that fails is 127 or 126, never 0', t => {
+  const { ignore } = lateChildren(t)
+  const out = runNodeScript<Record<string, [number | null, string | null, string]>>(`
+    const { spawnChild, spawnChildSync } = require(${PACKAGE})
+    ;(async () => {
+      try { process.dlopen({ exports: {} }, ${JSON.stringify(ignore)}) } catch {}  // no addon: its constructor ran
+      const row = r => [r.exitCode, r.spawnError && r.spawnError.stage, r.rusageSource]
+      const rows = {}
+      for (const launcher of ['fork', 'posix_spawn']) {
+        rows['sync exec ' + launcher] = row(spawnChildSync({ file: '/nonexistent/program', launcher }))
+        rows['sync chdir ' + launcher] = row(spawnChildSync({ file: 'true', cwd: '/nonexistent/dir', launcher }))
+        rows['async exec ' + launcher] = row(await spawnChild({ file: '/nonexistent/program', launcher }))
+      }
+      console.log(JSON.stringify(rows))
+    })()
+  `)
+  for (const launcher of ['fork', 'posix_spawn']) {
+    t.same(out[`sync exec ${launcher}`], [127, 'exec', 'unavailable'], `sync, exec ENOENT, ${launcher}`)
+    t.same(out[`sync chdir ${launcher}`], [126, 'chdir', 'unavailable'], `sync, chdir ENOENT, ${launcher}`)
+    t.same(out[`async exec ${launcher}`], [127, 'exec', 'unavailable'], `async, exec ENOENT, ${launcher}`)
+  }
+  t.end()
+})

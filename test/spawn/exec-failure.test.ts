@@ -140,3 +140,19 @@ t.test('the errno comes through the error channel, not from the exit code', t =>
   const own = await run({ file: 'sh', args: ['-c', 'exit 126'] })
   t.equal(own.spawnError, null)
 }, { launchers: ['fork'] }))
+
+// A start that fails has no rusage of the child's to give on the posix_spawn path: glibc reaped
+// it, no wait4 here. It said rusageSource 'wait4' with every figure 0; now 'unavailable', NaN, as
+// the README promises for any figure that is not the child's. The fork path reaps its failed
+// child itself, and its figures are wait4's.
+t.test("a failed start's rusage: wait4's on the fork path, none on posix_spawn", t => eachPath(t, '', async (t, { run, launcher, measure }) => {
+  const r = await run({ file: '/nonexistent/program' })
+  t.same([r.exitCode, r.spawnError?.stage], [127, 'exec'])
+  if (measure) return  // the helper's report: its own rule (measure-helper.test.ts)
+  if (launcher === 'posix_spawn') {
+    t.equal(r.rusageSource, 'unavailable', 'posix_spawn: unavailable')
+    t.ok(Number.isNaN(r.rusage.userCPUTime) && Number.isNaN(r.rusage.maxRSS), 'every figure NaN')
+  } else {
+    t.equal(r.rusageSource, 'wait4', 'fork: reaped here, with wait4')
+  }
+}))
