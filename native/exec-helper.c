@@ -14,12 +14,16 @@
  *
  * The target is the same child the harness would have started itself:
  *   -s    the target starts a new session (it is the group leader the harness's group kills reach;
- *         the helper stays outside, so a group SIGKILL never takes the reporter with it);
+ *         the helper stays outside, in a group of its own, so a group SIGKILL never takes the
+ *         reporter with it);
  *   -t    with -s: the target, once it leads its session, takes the terminal on its fd 0 as its
  *         controlling terminal (TIOCSCTTY). The helper's own 0-2 are that terminal's slave too, but
  *         it leads no session, so the terminal is never the helper's;
  *   -P    the target's process group: 0, a new one it leads (the group kills reach; the helper
- *         stays outside, as with -s), or the existing group PGID it joins;
+ *         stays outside, as with -s), or the existing group PGID it joins. Without -s or -P the
+ *         target joins the caller's group (the helper's own at its start), where the unmeasured
+ *         child would be: the helper itself leads a group of its own, which no signal sent to the
+ *         caller's group reaches (it would forward it to the target);
  *   -r    a resource limit set in the target before exec (soft/hard -1: unlimited), never on the
  *         helper, so a small RLIMIT_NOFILE or RLIMIT_NPROC cannot starve the helper's own setup;
  *   -c    the CPUs the target is pinned to (sched_setaffinity);
@@ -366,6 +370,19 @@ int main(int argc, char **argv) {
   }
   const char *file = argv[i + 1];
   char **target_argv = argv + i + 2;
+
+  /* The helper leaves the caller's process group for one of its own: a signal sent to that group
+   * (a terminal's ^C, a supervisor's kill of the group) reached the helper as a member, and its
+   * forwarder passed it on to the target: twice to a target in the same group (which gets it
+   * itself), and once to one the caller had put in a session or group of its own, which an
+   * unmeasured child is shielded from. The target then joins the caller's group, where the
+   * unmeasured child would be, unless it makes one of its own (-s, -P). */
+  if (!want_setsid && pgid < 0) {
+    pid_t callers = getpgrp();
+    if (setpgid(0, 0) == 0) pgid = callers;
+  } else {
+    setpgid(0, 0);
+  }
 
   struct th_helper_report r;
   memset(&r, 0, sizeof r);

@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { helperPath } from '../../lib/spawn/native.js'
-import { eachPath, eventually, processState, tempDir, withRoomToStart } from '../helpers.js'
+import { REPO_ROOT, eachPath, eventually, processState, tempDir, withRoomToStart } from '../helpers.js'
 import { PACKAGE, runNodeScript, slowHelperEnv } from '../reliability/helpers.js'
 
 // The rows: what ends the child. maxRSS is the spawner's RSS unmeasured, and the child's own
@@ -138,3 +138,36 @@ function haveStrace(): string | false {
   const r = spawnSync('strace', ['-V'], { stdio: 'ignore' })
   return r.error || r.status !== 0 ? 'strace is not installed (Debian: strace)' : false
 }
+
+// A signal sent to the caller's process group (a terminal's ^C, a supervisor's group kill) reached
+// the measuring helper as a member of that group, and its forwarder passed it on: to a target the
+// caller had put in a group or session of its own (which an unmeasured child is shielded from),
+// and a second time to a target in the caller's group, which gets it itself. The helper now leads
+// a group of its own; the target joins the caller's, as the unmeasured child would be in it.
+t.test("one SIGINT to the caller's group: a measured child gets what the unmeasured one gets", async t => {
+  const dir = tempDir(t)
+  const counter = path.join(dir, 'count-sigint')
+  const cc = spawnChildSync({ file: 'cc', args: ['-o', counter, path.join(REPO_ROOT, 'test/fixtures/count-sigint.c')] })
+  t.equal(cc.exitCode, 0, cc.stderr.toString())
+  // In a session of its own (setsid), so that its group's SIGINT reaches nothing of the test's.
+  const rows = runNodeScript<Record<string, string>>(`
+    const { spawnChildSync } = require(${PACKAGE})
+    const { spawn } = require('node:child_process')
+    process.on('SIGINT', () => {})  // this process survives its own group's SIGINT
+    const rows = {}
+    let n = 0
+    for (const shield of ['none', 'processGroup', 'setsid']) for (const measure of [false, true]) {
+      const ready = ${JSON.stringify(dir)} + '/ready' + n, sent = ${JSON.stringify(dir)} + '/sent' + n++
+      // The sender waits for the counter's handler, then signals this process's group once.
+      spawn('sh', ['-c', 'while [ ! -e "$1" ]; do sleep 0.01; done; kill -INT -' + process.pid + '; touch "$2"', 'sh', ready, sent], { stdio: 'ignore', detached: true }).unref()
+      const spec = { file: ${JSON.stringify(counter)}, args: [ready, sent], measure }
+      if (shield !== 'none') spec[shield] = true
+      rows[shield + (measure ? ' measured' : '')] = spawnChildSync(spec).stdout.toString().trim()
+    }
+    console.log(JSON.stringify(rows))
+  `, { setsid: true })
+  for (const [shield, expected] of [['none', '1'], ['processGroup', '0'], ['setsid', '0']]) {
+    t.equal(rows[shield], expected, `${shield}, unmeasured: ${expected} SIGINT`)
+    t.equal(rows[`${shield} measured`], expected, `${shield}, measured: the same`)
+  }
+})
