@@ -235,6 +235,7 @@ struct target_plan {
   char **argv;
   pid_t helper;
   int want_setsid, want_terminal;
+  int join_callers; /* pgid is the caller's group, joined for the helper's sake (no -s, no -P) */
   long long pgid, gid, uid, mask;
   int nlimits;
   const int *resources;
@@ -269,7 +270,9 @@ static int target_main(void *arg) {
     stage = STAGE_TERMINAL;
     err = errno;
   }
-  if (stage == 0 && plan->pgid >= 0 && setpgid(0, (pid_t)plan->pgid) < 0) {
+  /* Joining the caller's group is the helper's doing, not the caller's asking: should the group be
+   * gone (the caller dead, with killOnExit false), the target keeps the helper's, not a failure. */
+  if (stage == 0 && plan->pgid >= 0 && setpgid(0, (pid_t)plan->pgid) < 0 && !plan->join_callers) {
     stage = STAGE_SETPGID;
     err = errno;
   }
@@ -377,9 +380,15 @@ int main(int argc, char **argv) {
    * itself), and once to one the caller had put in a session or group of its own, which an
    * unmeasured child is shielded from. The target then joins the caller's group, where the
    * unmeasured child would be, unless it makes one of its own (-s, -P). */
+  int join_callers = 0;
   if (!want_setsid && pgid < 0) {
+    /* 0: the caller's group is led from outside this pid namespace (unshare -p): no id to join
+     * it by, so the helper stays in it, as before. */
     pid_t callers = getpgrp();
-    if (setpgid(0, 0) == 0) pgid = callers;
+    if (callers > 0 && setpgid(0, 0) == 0) {
+      pgid = callers;
+      join_callers = 1;
+    }
   } else {
     setpgid(0, 0);
   }
@@ -388,7 +397,7 @@ int main(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   struct target_plan plan = {
       .file = file, .argv = target_argv, .helper = getpid(), .want_setsid = want_setsid, .want_terminal = want_terminal,
-      .pgid = pgid, .gid = gid, .uid = uid, .mask = mask, .nlimits = nlimits,
+      .join_callers = join_callers, .pgid = pgid, .gid = gid, .uid = uid, .mask = mask, .nlimits = nlimits,
       .resources = resources, .limits = limits, .ngroups = ngroups, .groups = groups,
       .ncpus = ncpus, .cpus = cpus, .detail = -1};
 

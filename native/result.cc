@@ -39,9 +39,14 @@ napi_value TakeBuffer(napi_env env, Capture &c) {
   return out;
 }
 
+// The stages a child fails at before its exec (or a redirect the parent opened for it, reported
+// the same way), whose result has the exit status such a child exits with. The fork path's child
+// alone sets ids, CPUs and a terminal.
 bool IsChildStage(Stage s) {
   return s == Stage::Exec || s == Stage::Chdir || s == Stage::Open || s == Stage::Dup2 || s == Stage::Setsid ||
-         s == Stage::Rlimit || s == Stage::Signal || s == Stage::Setpgid || s == Stage::Helper;
+         s == Stage::Rlimit || s == Stage::Signal || s == Stage::Setpgid || s == Stage::Helper ||
+         s == Stage::Setgroups || s == Stage::Setgid || s == Stage::Setuid || s == Stage::Affinity ||
+         s == Stage::Terminal;
 }
 
 }  // namespace
@@ -70,8 +75,9 @@ void SettleFailedLaunch(Launched &child, WaitOutcome &outcome) {
     // (A { path } open that was given up on, at the deadline or by an abort, had no child at all.)
     outcome.haveStatus = true;
     outcome.status = W_EXITCODE(ExitCodeForSpawnFailure(child.stage, child.err), 0);
-    outcome.rusageSource = RusageSource::Unavailable;
   }
+  // Nothing reaped here: no figure of a child's (there was none, or it went unseen).
+  if (!child.reaped) outcome.rusageSource = RusageSource::Unavailable;
 }
 
 void WriteNumbers(double *n, const Launched &child, const WaitOutcome &outcome, double startNs, double endNs) {

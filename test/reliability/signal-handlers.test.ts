@@ -286,6 +286,9 @@ t.test('SIGCHLD ignored: a fork-path start that fails is 127 or 126, never 0', t
         rows['sync chdir ' + launcher] = row(spawnChildSync({ file: 'true', cwd: '/nonexistent/dir', launcher }))
         rows['async exec ' + launcher] = row(await spawnChild({ file: '/nonexistent/program', launcher }))
       }
+      // A stage only the fork path's child has (CPUs, ids, a terminal).
+      rows['sync affinity'] = row(spawnChildSync({ file: 'true', cpus: [1000], launcher: 'fork' }))
+      rows['async affinity'] = row(await spawnChild({ file: 'true', cpus: [1000], launcher: 'fork' }))
       console.log(JSON.stringify(rows))
     })()
   `)
@@ -294,5 +297,7 @@ t.test('SIGCHLD ignored: a fork-path start that fails is 127 or 126, never 0', t
     t.same(out[`sync chdir ${launcher}`], [126, 'chdir', 'unavailable'], `sync, chdir ENOENT, ${launcher}`)
     t.same(out[`async exec ${launcher}`], [127, 'exec', 'unavailable'], `async, exec ENOENT, ${launcher}`)
   }
+  t.same(out['sync affinity'], [126, 'affinity', 'unavailable'], 'sync, a CPU that is not there (fork only)')
+  t.same(out['async affinity'], [126, 'affinity', 'unavailable'], 'async, the same')
   t.end()
 })

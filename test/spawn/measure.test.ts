@@ -9,7 +9,7 @@ import t from 'tap'
 import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
 import { helperPath } from '../../lib/spawn/native.js'
 import { REPO_ROOT, eachPath, eventually, processState, tempDir, withRoomToStart } from '../helpers.js'
-import { PACKAGE, runNodeScript, slowHelperEnv } from '../reliability/helpers.js'
+import { PACKAGE, nodeChildEnv, runNodeScript, slowHelperEnv } from '../reliability/helpers.js'
 
 // The rows: what ends the child. maxRSS is the spawner's RSS unmeasured, and the child's own
 // measured.
@@ -170,4 +170,22 @@ t.test("one SIGINT to the caller's group: a measured child gets what the unmeasu
     t.equal(rows[shield], expected, `${shield}, unmeasured: ${expected} SIGINT`)
     t.equal(rows[`${shield} measured`], expected, `${shield}, measured: the same`)
   }
+})
+
+// In a pid namespace whose init (this node) is in a group led from outside it, getpgrp() is 0: the
+// helper had no id to put the target back into the caller's group by, and the target got a group
+// of its own, out of reach of the caller's group signals (and a background group on a terminal).
+// The helper now stays in the caller's group then, as before, and the target with it.
+t.test('in a pid namespace, a measured child is in the group an unmeasured one is in', async t => {
+  const probe = spawnChildSync({ file: 'unshare', args: ['-pf', '--mount-proc', 'true'] })
+  if (probe.exitCode !== 0) return t.skip(`unshare -pf cannot make a pid namespace here: ${probe.stderr.toString().trim() || probe.diagnostic}`)
+  const script = `
+    const { spawnChildSync } = require(${PACKAGE})
+    const spec = { file: 'sh', args: ['-c', 'cut -d" " -f5 /proc/$$/stat'] }
+    console.log(JSON.stringify([false, true].map((measure) => spawnChildSync({ ...spec, measure }).stdout.toString().trim())))
+  `
+  const r = spawnChildSync({ file: 'unshare', args: ['-pf', '--mount-proc', process.execPath, '-e', script], env: nodeChildEnv() })
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  const [plain, measured] = JSON.parse(r.stdout.toString()) as [string, string]
+  t.equal(measured, plain, `the same process group as the unmeasured child (${plain})`)
 })
