@@ -371,6 +371,14 @@ function benchmarksOf(o: BenchOptions): Benchmark[] {
     if (n > 1 && n !== templates.length) throw new UsageError(`--${hook} given ${n} times for ${commands} (give it once, or once per command)`)
   }
   const stdio = o.output === 'inherit' ? 'inherit' as const : 'ignore' as const
+  // Each run (and hook) leads a process group of its own, so that a --timeout, or a signal that
+  // ends the benchmark, ends everything it started (a shell's children too), as coreutils' timeout
+  // does; else a timed-out `sh -c 'sleep 31; true'` left its sleep to pid 1, to compete with the
+  // runs after it. But not on a terminal, in its foreground, where a group of its own would be a
+  // background one: stopped by the terminal at its first write with tostop set, or any use of
+  // /dev/tty, and out of reach of ^C and ^Z. There runs stay in bench's group, as with timeout's
+  // --foreground, and a --timeout ends the run's own process only.
+  const ownGroups = !inTerminalForeground()
   const hookSpec = (hook: Hook, command: string) => {
     let file: string, args: string[]
     try {
@@ -378,7 +386,7 @@ function benchmarksOf(o: BenchOptions): Benchmark[] {
     } catch (error) {
       throw error instanceof UsageError ? new UsageError(`--${hook}: ${error.message}`) : error
     }
-    return { file, args, stdin: 'ignore' as const, stdout: stdio, stderr: stdio, processGroup: true, ...childSpecOf(o) }
+    return { file, args, stdin: 'ignore' as const, stdout: stdio, stderr: stdio, processGroup: ownGroups, ...childSpecOf(o) }
   }
   const output: Pick<ChildSpec, 'stdout' | 'stderr' | 'maxBuffer'> =
     o.output === 'null' ? { stdout: 'ignore', stderr: 'ignore' }
@@ -399,12 +407,7 @@ function benchmarksOf(o: BenchOptions): Benchmark[] {
         const hookCommand = substitute(given.length === 1 ? given[0] : given[i], values)
         hooks[hook] = { command: hookCommand, spec: hookSpec(hook, hookCommand) }
       }
-      // Each run leads a process group of its own, so that a --timeout, or a signal that ends the
-      // benchmark, ends everything the run started (a shell's children too), as coreutils'
-      // timeout does; before, a timed-out `sh -c 'sleep 31; true'` left its sleep to pid 1, to
-      // compete with the runs after it. (Its stdin is never the terminal, so a background group
-      // reads nothing it could be stopped for.)
-      const spec: Benchmark['spec'] = { file, args, stdin: o.input === null ? 'ignore' : { path: o.input }, ...output, processGroup: true, ...childSpecOf(o) }
+      const spec: Benchmark['spec'] = { file, args, stdin: o.input === null ? 'ignore' : { path: o.input }, ...output, processGroup: ownGroups, ...childSpecOf(o) }
       checkChildSpec(spec)
       return { name: i < o.names.length ? substitute(o.names[i], values) : command, command, parameters: values, spec, hooks }
     })
@@ -525,33 +528,22 @@ export async function benchCommand(argv: string[]): Promise<number> {
   } finally {
     progress.clear()
   }
-  return await endedBySignal(async () => {
-    if (endedBy !== null) return 0  // no report
-    return await reportOn(failure)
-  })
-
-  /**
-   * `body`, the handlers still listening: a signal that comes while the reports are written ends
-   * the command once the report being written is whole (each is a temp file renamed into place,
-   * which a signal's default action in the middle left behind), and no later one is written.
-   * Then the handlers go, and a signal that came ends the command by its default action.
-   */
-  async function endedBySignal(body: () => Promise<number>): Promise<number> {
-    let status: number
-    try {
-      status = await body()
-      // A poll phase of the loop first: a signal that came during a synchronous write is
-      // delivered to its listener (libuv's watcher reads it there), not lost with the handlers.
-      // Two check phases have a poll phase between them, wherever this runs from.
-      for (let i = 0; i < 2; i++) await new Promise(resolve => setImmediate(resolve))
-    } finally {
-      for (const sig of ENDING_SIGNALS) process.off(sig, onSignal)
+  const listening = (on: boolean): void => {
+    for (const sig of ENDING_SIGNALS) {
+      process.off(sig, onSignal)
+      if (on) process.on(sig, onSignal)
     }
-    if (endedBy === null) return status
-    // The default action again (the handler is gone): the command ends by the signal.
-    process.kill(process.pid, endedBy)
-    return 128 + (signalNumber(endedBy) ?? 0)
   }
+  // From here the signals take their default action again (a report written in place to a FIFO or
+  // a stalled pipe can block, and must stay a signal away from ending), but for the reports that
+  // replace a file (reportOn). A signal libuv has caught is seen first, not lost with the handlers.
+  await pollPhase()
+  listening(false)
+  const status = endedBy !== null ? 0 : await reportOn(failure)
+  if (endedBy === null) return status
+  // The default action (the handler is gone): the command ends by the signal.
+  process.kill(process.pid, endedBy)
+  return 128 + (signalNumber(endedBy) ?? 0)
 
   async function reportOn(failure: BenchFailure | null): Promise<number> {
     if (failure) {
@@ -568,27 +560,58 @@ export async function benchCommand(argv: string[]): Promise<number> {
     if (o.compare) report.comparison = compareWithBaseline(o.compare.baseline, o.compare.file, report, o.threshold ?? DEFAULT_THRESHOLD)
     // A report on standard output has it to itself: the summary then goes to standard error.
     // (A report file that cannot be written now, changed since the check, is said below, by name.)
-    const reportOnStdout = Object.values(o.outputs).some(file => {
+    const kinds = Object.entries(o.outputs).map(([name, file]) => {
       try {
-        return isStandardOutput(resolveOutput(file))
+        return { name, file, kind: resolveOutput(file).kind, stdout: isStandardOutput(resolveOutput(file)) }
       } catch (error) {
-        if (error instanceof OutputRefused) return false
+        if (error instanceof OutputRefused) return { name, file, kind: null, stdout: false }
         throw error
       }
     })
-    ;(reportOnStdout ? process.stderr : process.stdout).write(formatText(report))
-    for (const [name, file] of Object.entries(o.outputs)) {
-      if (endedBy !== null) return 0  // ended by it (endedBySignal): no more reports
+    ;(kinds.some(k => k.stdout) ? process.stderr : process.stdout).write(formatText(report))
+    // The files a report replaces first: each a temp file renamed into place by synchronous calls,
+    // which a signal's default action in the middle left behind. The handlers listen during each
+    // (a signal then lets it finish), and the loop turns after it so that one that came is seen:
+    // then no more
+    // reports (pollPhase). The rest are written in place, the signals' default actions restored.
+    const ordered = [...kinds.filter(k => k.kind === 'replace'), ...kinds.filter(k => k.kind !== 'replace')]
+    for (const { name, file, kind } of ordered) {
+      if (kind === 'replace') listening(true)
       try {
         await writeOutput(file, FORMATS[name as keyof typeof FORMATS](report))
       } catch (error) {
+        listening(false)
         const why = error instanceof OutputRefused ? error.message : errnoText(error)
         process.stderr.write(`tileharness bench: --${name}: cannot write '${file}': ${why}\n`)
         return HARNESS_FAILURE
       }
+      if (kind === 'replace') {
+        await pollPhase()
+        listening(false)
+      }
+      if (endedBy !== null) return 0  // ends by it: no more reports
     }
     return report.comparison?.regressed ? BENCH_FAILED : 0
   }
+}
+
+/** Whether this process is in the foreground process group of a controlling terminal (its stat's
+ * pgrp is the terminal's tpgid). */
+function inTerminalForeground(): boolean {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const pgrp = Number(fields[2]), tpgid = Number(fields[5])
+    return tpgid > 0 && tpgid === pgrp
+  } catch {
+    return false
+  }
+}
+
+/** A poll phase of the loop, where libuv hands a caught signal to its listeners: two check phases
+ * (setImmediate) have one between them, wherever this is called from. */
+async function pollPhase(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise(resolve => setImmediate(resolve))
 }
 
 function runRecord(r: ChildResult, round: number): BenchRun {

@@ -355,8 +355,9 @@ t.test('a timed-out run, or one bench is ended in, leaves none of its processes 
 t.test('TERM while a report is written: no temp file left, bench ends by it', { skip: has('strace') ? false : 'strace is not installed (Debian: strace)' }, async t => {
   const dir = tempDir(t)
   const report = path.join(dir, 'r.json')
+  const others = [path.join(dir, 'r.md'), path.join(dir, 'r.csv')]
   const bench = startChild({
-    file: 'strace', args: ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=fsync', '-e', 'inject=fsync:delay_enter=2000000', process.execPath, MAIN, 'bench', '-n', '1', '--warmup', '0', '--json', report, 'true'],
+    file: 'strace', args: ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=fsync', '-e', 'inject=fsync:delay_enter=2000000', process.execPath, MAIN, 'bench', '-n', '1', '--warmup', '0', '--json', report, '--markdown', others[0]!, '--csv', others[1]!, 'true'],
     env: nodeChildEnv(), stdout: 'ignore', stderr: 'pipe', timeout: 60000,
   })
   const temp = () => fs.readdirSync(dir).filter(f => f.endsWith('.tmp'))
@@ -368,6 +369,36 @@ t.test('TERM while a report is written: no temp file left, bench ends by it', { 
   t.equal(r.signal, 'SIGTERM', 'bench ended by SIGTERM (strace passes it on)')
   t.match(r.stderr.toString(), /^$|killed|Terminated/, 'no error of its own')
   t.equal(fs.existsSync(report) ? JSON.parse(fs.readFileSync(report, 'utf8')).commands?.length ?? 1 : 0, fs.existsSync(report) ? 1 : 0, 'the report, if there, is whole')
+  // The signal came during the first: the others were written all the same, before bench died.
+  t.same([report, ...others].filter(f => fs.existsSync(f)).length, 1, 'no report after the one being written')
+})
+
+// A report written in place (a FIFO, a pipe) can block: a signal must still end bench then, by its
+// default action. With the handlers kept for the reports, TERM was caught and bench hung on.
+t.test('TERM while a report blocks on a FIFO with no reader: bench ends by it', async t => {
+  const dir = tempDir(t)
+  const fifo = path.join(dir, 'fifo')
+  t.equal(spawnChildSync({ file: 'mkfifo', args: [fifo] }).exitCode, 0)
+  const bench = startChild({
+    file: process.execPath, args: [MAIN, 'bench', '-n', '1', '--warmup', '0', '--json', fifo, 'true'],
+    env: nodeChildEnv(), stdout: 'ignore', stderr: 'pipe', timeout: 60000,
+  })
+  const wchan = () => { try { return fs.readFileSync(`/proc/${bench.pid}/wchan`, 'utf8') } catch { return '' } }
+  t.ok(await eventually(() => /fifo|pipe|partner/.test(wchan()), 30000), `bench waits for the FIFO's reader (${wchan()})`)
+  bench.kill('SIGTERM')
+  const r = await bench.result
+  t.same([r.signal, r.timedOut], ['SIGTERM', false], 'ended by SIGTERM, at once')
+})
+
+// On a terminal, in its foreground, a run in a group of its own would be a background job: stopped
+// at its first use of /dev/tty (here stty's tcsetattr: SIGTTOU) until the deadline. There the runs
+// stay in bench's group, as with timeout's --foreground.
+t.test("on a terminal's foreground, a run may use the terminal", { skip: has('script') ? false : 'script (util-linux) is not installed' }, async t => {
+  const r = spawnChildSync({
+    file: 'script', args: ['-qec', `${process.execPath} ${MAIN} bench -n 1 --warmup 0 --timeout 20s --shell 'stty sane </dev/tty'`, '/dev/null'],
+    env: nodeChildEnv(), stdin: 'ignore', timeout: 60000,
+  })
+  t.equal(r.exitCode, 0, `bench under a terminal: the run set the terminal's modes and exited 0 (${r.stdout.toString().split(/\r|\n/).filter(l => l.includes('tileharness')).pop() ?? 'no message'})`)
 })
 
 t.test('INT, TERM, HUP or QUIT mid-run: the running command is ended and reaped, no report, and bench ends by that signal', async t => {
