@@ -176,7 +176,9 @@ function formatInterval(r: ReferenceRatio | null): string {
  * 0.6 s reference read `0.00x [0.00–0.00]`.
  */
 function ratioText(x: number): string {
-  return x === 0 || Math.abs(x) >= 0.1 || !Number.isFinite(x) ? x.toFixed(2) : x.toPrecision(2)
+  if (x === 0 || Math.abs(x) >= 0.1 || !Number.isFinite(x)) return x.toFixed(2)
+  // toPrecision writes 1.2e-7 below 1e-6: the places two significant digits take instead.
+  return x.toFixed(Math.min(100, 1 - Math.floor(Math.log10(Math.abs(x)))))
 }
 
 /** A p-value to two significant places, as few as say it: 0.25, 0.0098, <0.001. */

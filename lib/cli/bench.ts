@@ -205,8 +205,8 @@ function baselineOf(file: string): BenchOptions['compare'] {
   } catch (error) {
     throw new UsageError(`--compare: cannot read '${file}': ${errnoText(error)}`)
   }
-  const text = bytes.toString('utf8')
   if (bytes.length > MAX_BASELINE_BYTES) throw new UsageError(`--compare: '${file}' is over ${MAX_BASELINE_BYTES / 1024 / 1024} MiB, too large to be a bench report`)
+  const text = bytes.toString('utf8')
   try {
     return { file, baseline: parseBaseline(text) }
   } catch (error) {

@@ -136,6 +136,16 @@ function startProbe(options: ProbePtxasOptions): Asking {
   // One budget for the three questions. Each runs on the default launch, whose death signal
   // takes the child with this process if it is killed meanwhile (a ^C during a probe).
   const deadline = timeout > 0 ? performance.now() + timeout : 0
+  // Probes of one binary may overlap (probePtxasAsync in flight, a create meanwhile): a failure
+  // that ends last does not replace an answer another got, and a probe begun before the cache
+  // was cleared does not put its answer back.
+  const began = generation
+  const remember = (entry: { probe: PtxasProbe } | { error: PtxasProbeError; timeout: number }): void => {
+    if (began !== generation) return
+    const now = cache.get(real)
+    if ('error' in entry && now !== undefined && now.stamp === stamp && 'probe' in now) return
+    cache.set(real, { stamp, ...entry })
+  }
   return {
     ask: (flag) => ({
       file: path,
@@ -150,7 +160,7 @@ function startProbe(options: ProbePtxasOptions): Asking {
     took: (flag, result) => {
       if (result.exitCode !== 0) {
         const error = new PtxasProbeError(path, flag, result)
-        cache.set(real, { stamp, error, timeout })
+        remember({ error, timeout })
         throw error
       }
       return result.stdout.toString('utf8')
@@ -160,15 +170,19 @@ function startProbe(options: ProbePtxasOptions): Asking {
         path, ...parsePtxasVersion(versionText!), versionText: versionText!, options: parsePtxasHelp(help!),
         ptxIsaVersions: parsePtxasVersionList(versions!), gpuNames: parsePtxasGpuNames(help!),
       })
-      cache.set(real, { stamp, probe })
+      remember({ probe })
       return probe
     },
   }
 }
 
+/** Bumped by every clear: a probe begun before it does not fill the cache after it. */
+let generation = 0
+
 /** Forget every cached probe (for tests, or after installing a new toolkit). */
 export function clearPtxasProbeCache(): void {
   cache.clear()
+  generation++
 }
 
 /** How many binaries the cache holds an entry for (for tests). */

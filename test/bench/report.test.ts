@@ -61,6 +61,8 @@ t.test('formatText: every figure, outliers named with their rule, ratios, failur
   // A command far faster than the reference: two significant digits, not 0.00x [0.00–0.00].
   const fast = formatText(buildReport([{ command: 'ref', argv: ['ref'], runs: runs([600, 600, 600, 600], 1000) }, { command: 'fast', argv: ['fast'], runs: runs([0.72, 0.72, 0.72, 0.72], 1000) }], OPTIONS))
   t.match(fast, /^ {2}fast +wall 0\.0012x \[0\.0012–0\.0012\]/m, 'a ratio below 0.1 keeps two significant digits')
+  const faster = formatText(buildReport([{ command: 'ref', argv: ['ref'], runs: runs([600, 600, 600, 600], 1000) }, { command: 'fast', argv: ['fast'], runs: runs([0.000072, 0.000072, 0.000072, 0.000072], 1000) }], OPTIONS))
+  t.match(faster, /^ {2}fast +wall 0\.00000012x /m, 'below 1e-6 too, not 1.2e-7x')
   const single = formatText(buildReport([{ command: 'only', argv: ['only'], runs: runs([1, 2], 10) }], OPTIONS))
   t.notMatch(single, /Summary|reference/, 'one command: no comparison')
 })

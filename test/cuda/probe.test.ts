@@ -1,5 +1,5 @@
 import t from 'tap'
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   Program,
@@ -13,6 +13,7 @@ import {
   PtxasProbeError,
 } from '../../lib/cuda/index.js'
 import { ptxasProbeCacheSize } from '../../lib/cuda/probe.js'
+import { eventually } from '../helpers.js'
 import { fakeTool, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
 
 // An excerpt of `ptxas --help` from CUDA 13.0, the shapes its option lines take.
@@ -231,4 +232,44 @@ t.test('probePtxasAsync: the same probe, asked on the event loop, into the cache
   const failing = fakeTool(dir, 'broken', 'exit 4')
   await t.rejects(probePtxasAsync({ ptxas: failing }), PtxasProbeError, 'a ptxas that does not answer: PtxasProbeError, as probePtxas')
   t.throws(() => probePtxas({ ptxas: failing }), PtxasProbeError, 'cached as probePtxas caches it')
+})
+
+// Probes of one binary overlapping: an async one held up, a sync one that answers meanwhile, then
+// the async one failing (its --help made to fail once the sync one is done). The failure ended
+// last and replaced the answer, so create then found an error for a ptxas that answers. A probe
+// begun before the cache was cleared put its answer back after the clear.
+t.test('overlapping probes: a late failure keeps an answer, and a clear is not undone', async (t) => {
+  const dir = scratchDir(t)
+  const flag = (name: string) => join(dir, name)
+  const fake = fakeTool(dir, 'ptxas', [
+    'case "$1" in',
+    `  --version) [ -e '${flag('hold')}' ] && touch '${flag('holding')}' && while [ ! -e '${flag('release')}' ]; do sleep 0.01; done; echo "Cuda compilation tools, release 99.3, V99.3.0" ;;`,
+    `  --help) [ -e '${flag('fail')}' ] && exit 1; printf -- "--opt-level <N>   (-O)\\n" ;;`,
+    '  --list-version) echo 9.0 ;;',
+    '  *) exit 255 ;;',
+    'esac',
+  ].join('\n'))
+  clearPtxasProbeCache()
+  writeFileSync(flag('hold'), '')
+  const late = probePtxasAsync({ ptxas: fake })
+  t.ok(await eventually(() => existsSync(flag('holding'))), 'its --version has started, and waits')
+  rmSync(flag('hold'))
+  rmSync(flag('holding'))
+  const answer = probePtxas({ ptxas: fake })
+  t.equal(answer?.version, '99.3.0', 'the sync probe answered')
+  writeFileSync(flag('fail'), '')
+  writeFileSync(flag('release'), '')
+  await t.rejects(late, PtxasProbeError, 'the held-up probe failed')
+  rmSync(flag('fail'))
+  t.equal(probePtxas({ ptxas: fake }), answer, 'the answer is still the cached one')
+
+  rmSync(flag('release'))
+  writeFileSync(flag('hold'), '')
+  clearPtxasProbeCache()
+  const before = probePtxasAsync({ ptxas: fake })
+  t.ok(await eventually(() => existsSync(flag('holding'))), 'held up again')
+  clearPtxasProbeCache()
+  writeFileSync(flag('release'), '')
+  t.ok(await before, 'the probe begun before the clear answered')
+  t.equal(ptxasProbeCacheSize(), 0, 'but did not fill the cache the clear emptied')
 })
