@@ -14,16 +14,12 @@
  *
  * The target is the same child the harness would have started itself:
  *   -s    the target starts a new session (it is the group leader the harness's group kills reach;
- *         the helper stays outside, in a group of its own, so a group SIGKILL never takes the
- *         reporter with it);
+ *         the helper stays outside, so a group SIGKILL never takes the reporter with it);
  *   -t    with -s: the target, once it leads its session, takes the terminal on its fd 0 as its
  *         controlling terminal (TIOCSCTTY). The helper's own 0-2 are that terminal's slave too, but
  *         it leads no session, so the terminal is never the helper's;
  *   -P    the target's process group: 0, a new one it leads (the group kills reach; the helper
- *         stays outside, as with -s), or the existing group PGID it joins. Without -s or -P the
- *         target joins the caller's group (the helper's own at its start), where the unmeasured
- *         child would be: the helper itself leads a group of its own, which no signal sent to the
- *         caller's group reaches (it would forward it to the target);
+ *         stays outside, as with -s), or the existing group PGID it joins;
  *   -r    a resource limit set in the target before exec (soft/hard -1: unlimited), never on the
  *         helper, so a small RLIMIT_NOFILE or RLIMIT_NPROC cannot starve the helper's own setup;
  *   -c    the CPUs the target is pinned to (sched_setaffinity);
@@ -235,7 +231,6 @@ struct target_plan {
   char **argv;
   pid_t helper;
   int want_setsid, want_terminal;
-  int join_callers; /* pgid is the caller's group, joined for the helper's sake (no -s, no -P) */
   long long pgid, gid, uid, mask;
   int nlimits;
   const int *resources;
@@ -270,9 +265,7 @@ static int target_main(void *arg) {
     stage = STAGE_TERMINAL;
     err = errno;
   }
-  /* Joining the caller's group is the helper's doing, not the caller's asking: should the group be
-   * gone (the caller dead, with killOnExit false), the target keeps the helper's, not a failure. */
-  if (stage == 0 && plan->pgid >= 0 && setpgid(0, (pid_t)plan->pgid) < 0 && !plan->join_callers) {
+  if (stage == 0 && plan->pgid >= 0 && setpgid(0, (pid_t)plan->pgid) < 0) {
     stage = STAGE_SETPGID;
     err = errno;
   }
@@ -374,30 +367,11 @@ int main(int argc, char **argv) {
   const char *file = argv[i + 1];
   char **target_argv = argv + i + 2;
 
-  /* The helper leaves the caller's process group for one of its own: a signal sent to that group
-   * (a terminal's ^C, a supervisor's kill of the group) reached the helper as a member, and its
-   * forwarder passed it on to the target: twice to a target in the same group (which gets it
-   * itself), and once to one the caller had put in a session or group of its own, which an
-   * unmeasured child is shielded from. The target then joins the caller's group, where the
-   * unmeasured child would be, unless it makes one of its own (-s, -P). */
-  int join_callers = 0;
-  if (!want_setsid && pgid < 0) {
-    /* 0: the caller's group is led from outside this pid namespace (unshare -p): no id to join
-     * it by, so the helper stays in it, as before. */
-    pid_t callers = getpgrp();
-    if (callers > 0 && setpgid(0, 0) == 0) {
-      pgid = callers;
-      join_callers = 1;
-    }
-  } else {
-    setpgid(0, 0);
-  }
-
   struct th_helper_report r;
   memset(&r, 0, sizeof r);
   struct target_plan plan = {
       .file = file, .argv = target_argv, .helper = getpid(), .want_setsid = want_setsid, .want_terminal = want_terminal,
-      .join_callers = join_callers, .pgid = pgid, .gid = gid, .uid = uid, .mask = mask, .nlimits = nlimits,
+      .pgid = pgid, .gid = gid, .uid = uid, .mask = mask, .nlimits = nlimits,
       .resources = resources, .limits = limits, .ngroups = ngroups, .groups = groups,
       .ncpus = ncpus, .cpus = cpus, .detail = -1};
 
