@@ -395,7 +395,8 @@ t.test('TERM while a report blocks on a FIFO with no reader: bench ends by it', 
 // stay in bench's group, as with timeout's --foreground.
 t.test("on a terminal's foreground, a run may use the terminal", { skip: has('script') ? false : 'script (util-linux) is not installed' }, async t => {
   const r = spawnChildSync({
-    file: 'script', args: ['-qec', `${process.execPath} ${MAIN} bench -n 1 --warmup 0 --timeout 20s --shell 'stty sane </dev/tty'`, '/dev/null'],
+    // The paths quoted for script's shell: CI runs a clone from a directory with a space in its name.
+    file: 'script', args: ['-qec', `${shQuote(process.execPath)} ${shQuote(MAIN)} bench -n 1 --warmup 0 --timeout 20s --shell 'stty sane </dev/tty'`, '/dev/null'],
     env: nodeChildEnv(), stdin: 'ignore', timeout: 60000,
   })
   t.equal(r.exitCode, 0, `bench under a terminal: the run set the terminal's modes and exited 0 (${r.stdout.toString().split(/\r|\n/).filter(l => l.includes('tileharness')).pop() ?? 'no message'})`)
@@ -426,3 +427,8 @@ t.test('INT, TERM, HUP or QUIT mid-run: the running command is ended and reaped,
     }
   }
 })
+
+/** `s` as one word of sh. */
+function shQuote(s: string): string {
+  return `'${s.replaceAll("'", "'\\''")}'`
+}
