@@ -461,7 +461,14 @@ export async function benchCommand(argv: string[]): Promise<number> {
     endedBy ??= sig
     interrupt.abort()
   }
-  for (const sig of ENDING_SIGNALS) process.on(sig, onSignal)
+  // The handlers on (or off: the signals' default actions again), once each.
+  const listening = (on: boolean): void => {
+    for (const sig of ENDING_SIGNALS) {
+      process.off(sig, onSignal)
+      if (on) process.on(sig, onSignal)
+    }
+  }
+  listening(true)
   const spawn = async (spec: ChildSpec): Promise<ChildResult> => {
     if (endedBy !== null) throw new Interrupted()
     const r = await spawnChild({ ...spec, signal: interrupt.signal })
@@ -522,17 +529,11 @@ export async function benchCommand(argv: string[]): Promise<number> {
     if (err instanceof BenchFailure) {
       failure = err
     } else if (!(err instanceof Interrupted)) {
-      for (const sig of ENDING_SIGNALS) process.off(sig, onSignal)
+      listening(false)
       throw err
     }
   } finally {
     progress.clear()
-  }
-  const listening = (on: boolean): void => {
-    for (const sig of ENDING_SIGNALS) {
-      process.off(sig, onSignal)
-      if (on) process.on(sig, onSignal)
-    }
   }
   // From here the signals take their default action again (a report written in place to a FIFO or
   // a stalled pipe can block, and must stay a signal away from ending), but for the reports that
@@ -562,7 +563,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
     // (A report file that cannot be written now, changed since the check, is said below, by name.)
     const kinds = Object.entries(o.outputs).map(([name, file]) => {
       try {
-        return { name, file, kind: resolveOutput(file).kind, stdout: isStandardOutput(resolveOutput(file)) }
+        const target = resolveOutput(file)
+        return { name, file, kind: target.kind, stdout: isStandardOutput(target) }
       } catch (error) {
         if (error instanceof OutputRefused) return { name, file, kind: null, stdout: false }
         throw error
