@@ -25,6 +25,35 @@ inline int PollTimeoutUntil(double deadlineNs) {
   return left > 2e9 ? 2000000000 : static_cast<int>(std::ceil(left));
 }
 
+// poll(2) on a set of fds. The kernel refuses a set of more fds than RLIMIT_NOFILE (EINVAL), a
+// limit another thread or process (prlimit) can lower below a waiter's handful of fds while it
+// waits; the same answer is then pieced together from one-fd polls: every fd looked at without
+// waiting, then the first one waited on for at most kSetSliceMs, so that nothing ready waits
+// longer than a slice to be seen. -1 (errno) where even a one-fd poll fails (RLIMIT_NOFILE 0), or
+// on EINTR as poll itself.
+constexpr int kSetSliceMs = 10;
+inline int PollSet(struct pollfd *fds, nfds_t n, int timeoutMs) {
+  int rc = poll(fds, n, timeoutMs);
+  if (rc >= 0 || errno != EINVAL || n <= 1) return rc;
+  double until = timeoutMs > 0 ? NowNs() + timeoutMs * 1e6 : 0;
+  for (;;) {
+    int ready = 0;
+    for (nfds_t i = 0; i < n; i++) {
+      int one = poll(&fds[i], 1, 0);
+      if (one < 0) return -1;
+      ready += one;
+    }
+    if (ready > 0 || timeoutMs == 0) return ready;
+    int slice = kSetSliceMs;
+    if (timeoutMs > 0) {
+      int left = PollTimeoutUntil(until);
+      if (left == 0) return 0;
+      if (left < slice) slice = left;
+    }
+    if (poll(&fds[0], 1, slice) < 0) return -1;
+  }
+}
+
 // Waits until fd is readable or deadlineNs (0: none) comes. 1: readable; 0: the deadline came;
 // -1: poll failed (errno).
 inline int PollReadableUntil(int fd, double deadlineNs) {

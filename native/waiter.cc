@@ -319,7 +319,7 @@ void DrainAfterExit(Launched &child, const WaitOptions &opts, WaitOutcome &outco
     int n = 0, outIdx = -1, errIdx = -1;
     if (child.stdoutR >= 0) outIdx = n, fds[n++] = {child.stdoutR, POLLIN, 0};
     if (child.stderrR >= 0) errIdx = n, fds[n++] = {child.stderrR, POLLIN, 0};
-    int rc = poll(fds, static_cast<nfds_t>(n), timeout);
+    int rc = PollSet(fds, static_cast<nfds_t>(n), timeout);
     if (rc < 0 && errno != EINTR) return;
     if (outIdx >= 0 && fds[outIdx].revents && Drain(child.stdoutR, outcome.out) == DrainResult::Eof) CloseFd(child.stdoutR);
     if (errIdx >= 0 && fds[errIdx].revents && Drain(child.stderrR, outcome.err) == DrainResult::Eof) CloseFd(child.stderrR);
@@ -377,9 +377,13 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
 
     // The blocking call the alarm interrupts (the contract's wait4; here poll, because the pipes
     // must be drained while the child runs or a chatty child deadlocks on a full pipe).
-    int rc = poll(fds, static_cast<nfds_t>(n), timer ? timer->PollTimeoutMs() : -1);
+    int rc = PollSet(fds, static_cast<nfds_t>(n), timer ? timer->PollTimeoutMs() : -1);
     if (rc < 0 && errno != EINTR) {
-      SignalChild(ref, SIGKILL);  // cannot wait properly: do not leave it running
+      // Cannot wait properly (not even one fd at a time: RLIMIT_NOFILE 0): the child is not left
+      // running, and the result says why it was killed, not just that it was.
+      child.stage = Stage::Spawn;
+      child.err = errno;
+      SignalChild(ref, SIGKILL);
       break;
     }
     if (rc > 0) {
@@ -481,7 +485,12 @@ struct Reaper {
       std::vector<struct pollfd> fds;
       fds.push_back({wake[0], POLLIN, 0});
       for (auto &w : watching) fds.push_back({w.second, POLLIN, 0});
-      if (poll(fds.data(), fds.size(), traced.empty() ? -1 : 250) < 0) continue;
+      if (PollSet(fds.data(), fds.size(), traced.empty() ? -1 : 250) < 0) {
+        // Not even one fd at a time (RLIMIT_NOFILE 0): asked again a slice later, not in a spin.
+        struct timespec slice = {0, kSetSliceMs * 1000000L};
+        nanosleep(&slice, nullptr);
+        continue;
+      }
       if (fds[0].revents) {
         char buf[64];
         while (read(wake[0], buf, sizeof buf) > 0) {
