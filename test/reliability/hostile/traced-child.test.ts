@@ -35,3 +35,17 @@ t.test("a worker's teardown does not wait for a tracer to let its child go", { s
   t.same(j.leftChildren, [], 'no child left')
   t.equal(j.after, 7, 'the main thread still spawns afterwards')
 })
+
+t.test("a worker torn down while its loop waits to reap a traced child's zombie", { skip }, async t => {
+  const r = await runFixture('traced-child.mjs', ['worker-exited'], { timeoutMs: 60000 })
+  const j = assertHealthy(t, r)
+  if (!j) return
+  if (j.refused) return t.skip(`ptrace refused here (${j.refused}): a traced child cannot be made`)
+  t.equal(j.settled, false, 'no result was given while the zombie could not be reaped')
+  t.equal(j.heldAtTerminate, true, 'terminate() resolved while the tracer still held the zombie')
+  t.equal(j.stateAtTerminate, 'zombie', 'it was still a zombie then')
+  t.equal(j.letGo, 'eof', 'the tracer was let go by the test (not by its own 20 s fail-safe)')
+  t.equal(j.reaped, true, 'the reaper thread reaped it once the tracer was gone')
+  t.same(j.leftChildren, [], 'no child left')
+  t.equal(j.after, 7, 'the main thread still spawns afterwards')
+})
