@@ -185,9 +185,26 @@ bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, b
   if (report->kind == TH_REPORT_STARTED) {
     child.targetPid = report->pid;
     child.targetPidfd = static_cast<int>(syscall(SYS_pidfd_open, report->pid, 0));
+    int openErr = child.targetPidfd < 0 ? errno : 0;
     // ESRCH: the target has exited and the helper has reaped it already (a quick program, a
     // parent slow to get here); its RAN report follows.
-    child.targetGone = child.targetPidfd < 0 && errno == ESRCH;
+    child.targetGone = openErr == ESRCH;
+    if (openErr != 0 && openErr != ESRCH) {
+      // No pidfd (EMFILE, ENFILE, ENOMEM): the target could be signalled only by its pid, which
+      // is another process's once the helper has reaped it and the pid is reused. As a launch
+      // whose own pidfd could not be had (launcher.cc): ended now, and said, rather than kept
+      // with signals that may reach a stranger. The target dies with its helper (PR_SET_PDEATHSIG).
+      kill(child.pid, SIGKILL);
+      int status;
+      struct rusage usage;
+      Reap(child.pid, status, usage);
+      child.pid = 0;
+      child.targetPid = 0;
+      child.stage = Stage::Spawn;
+      child.err = openErr;
+      if (closeFds) CloseLaunched(child);
+      return false;
+    }
     // Or the pid is another process's by now: the target was reaped and its pid reused before
     // this report was taken (a loop held up, a pid space that wraps quickly). A pidfd is only the
     // target's if its process is the helper's child; another's would take this child's signals.

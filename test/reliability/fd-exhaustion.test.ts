@@ -6,7 +6,7 @@
 // afterwards exactly as many fds free as before and no child.
 import t from 'tap'
 import { paths } from '../helpers.js'
-import { CHILD_PROBES, baseline, childPaths, runNodeScript } from './helpers.js'
+import { CHILD_PROBES, PACKAGE, baseline, childPaths, runNodeScript } from './helpers.js'
 
 interface Row {
   path: string
@@ -97,4 +97,48 @@ t.test('EMFILE at every step of a launch: a clean error, nothing leaked', async 
     t.ok(rows.some(r => r.path === label && r.free === 9 && r.exitCode === 0), `${label}: works again with fds free`)
   }
   await before.check(t)
+})
+
+// A measured child whose target's pidfd cannot be opened (EMFILE when the helper's start report is
+// taken) could be signalled only by the target's pid, which is a stranger's once the helper has
+// reaped the target and the pid is reused: kill(), an abort or the deadline then reached that
+// stranger, and the result claimed them (killed, aborted, timed out) for a target that had exited
+// 0. It is ended instead, as an unmeasured launch whose own pidfd could not be had: spawnError
+// 'spawn' EMFILE, no pid, kill() false, and the target gone with its helper.
+t.test("a measured target whose pidfd cannot be opened is ended, not signalled by its pid", async t => {
+  const tag = `30.${process.pid}`
+  const r = runNodeScript<{ pid: number; killed: boolean; stage: string | null; code: string | null; exitCode: number | null; signal: string | null; aborted: boolean; timedOut: boolean; children: number; targets: number }>(`
+    ${CHILD_PROBES}
+    const { startChild } = require(${PACKAGE})
+    const fill = () => {
+      const fds = []
+      for (;;) {
+        try { fds.push(fs.openSync('/dev/null', 'r')) } catch (e) { if (e.code !== 'EMFILE') throw e; return fds }
+      }
+    }
+    // The target, found by its argv among every process's.
+    const targets = () => fs.readdirSync('/proc').filter(p => /^\\d+$/.test(p)).filter(p => {
+      try {
+        const argv = fs.readFileSync('/proc/' + p + '/cmdline', 'utf8').split('\\0')
+        const state = fs.readFileSync('/proc/' + p + '/stat', 'utf8').replace(/^.*\\) /, '')[0]
+        return argv[0] === 'sleep' && argv[1] === ${JSON.stringify(tag)} && state !== 'Z'
+      } catch { return false }
+    }).length
+    ;(async () => {
+      const ac = new AbortController()
+      const child = startChild({ file: 'sleep', args: [${JSON.stringify(tag)}], measure: true, stdout: 'ignore', stderr: 'ignore', killSignal: 'SIGTERM', timeout: 60000, signal: ac.signal })
+      const held = fill()
+      const pid = child.pid  // waits for the helper's start report, with no fd free for the target's pidfd
+      for (const fd of held) fs.closeSync(fd)
+      const killed = child.kill()
+      ac.abort()
+      const r = await child.result
+      // Gone with its helper (PR_SET_PDEATHSIG): asked until it is, for as long as the test allows.
+      while (targets() > 0) await new Promise(resolve => setTimeout(resolve, 10))
+      console.log(JSON.stringify({ pid, killed, stage: r.spawnError && r.spawnError.stage, code: r.spawnError && r.spawnError.code, exitCode: r.exitCode,
+        signal: r.signal, aborted: r.aborted, timedOut: r.timedOut, children: childPids().length, targets: targets() }))
+    })()
+  `, { rlimits: { nofile: 256 } })
+  t.same(r, { pid: 0, killed: false, stage: 'spawn', code: 'EMFILE', exitCode: null, signal: null, aborted: false, timedOut: false, children: 0, targets: 0 },
+    "Couldn't track the child: EMFILE; nothing signalled, nothing claimed, the target gone")
 })
