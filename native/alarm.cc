@@ -26,11 +26,13 @@ AlarmTimer::AlarmTimer() {
   sev.sigev_value.sival_ptr = this;
   sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
   if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) < 0) {
-    err_ = errno;
+    // EAGAIN: no signal could be queued for this process (RLIMIT_SIGPENDING, here 0, or the
+    // kernel's memory). The deadline is then poll's timeout alone (the second guard below):
+    // the same deadline, kept without a signal, rather than a spawn refused for it.
+    pollable_ = false;
     return;
   }
   haveTimer_ = true;
-  ok_ = true;
 }
 
 AlarmTimer::~AlarmTimer() {
@@ -64,7 +66,6 @@ int AlarmTimer::fd() {
 }
 
 bool AlarmTimer::Arm(double ms) {
-  if (!ok_) return false;
   // A previous expiry that fired and was not taken stays pending until read (the destructor
   // takes every one of ours).
   if (ms < 0) ms = 0;
@@ -75,7 +76,7 @@ bool AlarmTimer::Arm(double ms) {
   spec.it_value.tv_nsec = static_cast<long>((ms - whole * 1000.0) * 1e6);
   if (spec.it_value.tv_nsec > 999999999) spec.it_value.tv_nsec = 999999999;
   if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0) spec.it_value.tv_nsec = 1;  // 0 disarms
-  if (timer_settime(timer_, 0, &spec, nullptr) < 0) return false;
+  if (haveTimer_ && timer_settime(timer_, 0, &spec, nullptr) < 0) return false;
   // Taken after arming, so the timer's expiry is never later than this.
   deadlineNs_ = NowNs() + ms * 1e6;
   armed_ = true;
@@ -90,7 +91,7 @@ int AlarmTimer::PollTimeoutMs() const {
 
 bool AlarmTimer::Fired() const {
   struct itimerspec left;
-  if (timer_gettime(timer_, &left) < 0) return NowNs() >= deadlineNs_;
+  if (!haveTimer_ || timer_gettime(timer_, &left) < 0) return NowNs() >= deadlineNs_;
   // A one-shot timer is disarmed by its expiry, which is also when its signal is queued.
   return left.it_value.tv_sec == 0 && left.it_value.tv_nsec == 0;
 }
@@ -98,6 +99,7 @@ bool AlarmTimer::Fired() const {
 // Reads one pending SIGALRM. This thread's own pending signals are dequeued before the process's,
 // so while an expiry of ours is pending, that is what is read.
 AlarmTimer::Read AlarmTimer::ReadOne() {
+  if (!haveTimer_) return Read::Nothing;  // no alarm of ours can be pending
   if (sigfd_ < 0) {
     // Never polled (or none could be opened): take a pending alarm of this thread directly.
     sigset_t alrm;

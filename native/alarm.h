@@ -24,15 +24,14 @@ namespace th {
 
 class AlarmTimer {
  public:
-  // Blocks SIGALRM in the calling thread and creates a timer aimed at this thread. ok() is false
-  // when that failed; error() says why.
+  // Blocks SIGALRM in the calling thread and creates a timer aimed at this thread. Where no timer
+  // can be created, the deadline is kept by poll's timeout alone (PollTimeoutMs,
+  // TakeExpiry), as when the alarm is flushed by SIG_IGN.
   AlarmTimer();
   // Deletes the timer, takes its alarm if one is still pending, restores the thread's mask.
   ~AlarmTimer();
   AlarmTimer(const AlarmTimer &) = delete;
   AlarmTimer &operator=(const AlarmTimer &) = delete;
-  bool ok() const { return ok_; }
-  int error() const { return err_; }
 
   // Arms a one-shot expiry `ms` from now (replacing any armed one).
   bool Arm(double ms);
@@ -53,8 +52,7 @@ class AlarmTimer {
   bool Fired() const;
   int sigfd_ = -1;
   timer_t timer_{};
-  bool ok_ = false, haveTimer_ = false, pollable_ = true, armed_ = false;
-  int err_ = 0;
+  bool haveTimer_ = false, pollable_ = true, armed_ = false;
   double deadlineNs_ = 0;  // of the armed expiry
   sigset_t savedMask_{};
   bool maskSaved_ = false;

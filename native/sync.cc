@@ -57,9 +57,9 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   std::unique_ptr<AlarmTimer> timer;
   if (wait.timeoutMs > 0) {
     timer.reset(new AlarmTimer());
-    if (!timer->ok() || !timer->Arm(wait.timeoutMs)) {
+    if (!timer->Arm(wait.timeoutMs)) {
       child.stage = Stage::Spawn;
-      child.err = timer->ok() ? errno : timer->error();
+      child.err = errno;
     }
   }
   double openNs = NowNs();
