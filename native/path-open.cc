@@ -129,8 +129,12 @@ std::unique_ptr<PathOpener> PathOpener::Start(const LaunchSpec &spec, Launched &
   try {
     std::thread([state] { state->Run(); }).detach();
   } catch (const std::system_error &e) {
+    // No thread to open them on (EAGAIN: RLIMIT_NPROC, a cgroup's pids.max, the thread table):
+    // the limit a fork meets, so said as a fork's failure; no open was tried.
     CloseFd(state->event);
-    return fail(e.code().value());
+    out.stage = Stage::Fork;
+    out.err = e.code().value();
+    return nullptr;
   }
   return std::unique_ptr<PathOpener>(new PathOpener(std::move(state)));
 }
