@@ -500,19 +500,37 @@ class AsyncChild {
     }
   }
 
-  // startChild's writable stdin: the pipe's write end becomes JavaScript's (onStdin(fd) returns
-  // true once it holds it; a net.Socket then owns and closes it). False when nobody asked for it or
-  // the call could not be made: the fd is still ours to close.
+  // startChild's writable stdin: the pipe's write end becomes JavaScript's (a net.Socket then owns
+  // and closes it). Ownership is what JavaScript says through take(), called the moment it holds
+  // the fd, not the call's outcome: napi_make_callback also fails after the function has returned
+  // (a nextTick callback that throws on its way out, a worker terminated meanwhile), and an fd
+  // taken by then was closed here as well, under a Socket that later wrote to and closed whatever
+  // had its number (another file's bytes; in a worker's teardown, a uv_poll on a closed fd: abort).
+  // False when nobody asked for it or it was not taken: the fd is still ours to close.
   bool HandOverStdin() {
     if (!onStdin_.held()) return false;
     JsScope scope(env_);
-    napi_value fd, taken = nullptr;
-    bool took = false;
-    if (scope.ok() && napi_create_int32(env_, child_.stdinW, &fd) == napi_ok && onStdin_.Call(1, &fd, &taken) && taken)
-      napi_get_value_bool(env_, taken, &took);
+    napi_value args[2];
+    if (scope.ok() && napi_create_int32(env_, child_.stdinW, &args[0]) == napi_ok &&
+        napi_create_function(env_, "take", NAPI_AUTO_LENGTH, TakeStdin, nullptr, &args[1]) == napi_ok) {
+      AsyncChild *outer = handingOver_;
+      handingOver_ = this;
+      onStdin_.Call(2, args);
+      handingOver_ = outer;
+    }
     onStdin_.Reset();
-    if (took) child_.stdinW = -1;
-    return took;
+    return child_.stdinW < 0;
+  }
+
+  // take(): the stdin being handed over on this thread (HandOverStdin) is JavaScript's from now
+  // on. True once; outside a hand-over (a take() kept and called later) it does nothing.
+  static napi_value TakeStdin(napi_env env, napi_callback_info) {
+    AsyncChild *self = handingOver_;
+    bool took = self != nullptr && self->child_.stdinW >= 0;
+    if (took) self->child_.stdinW = -1;
+    napi_value result = nullptr;
+    napi_get_boolean(env, took, &result);
+    return result;
   }
 
   static bool EmitChunk(void *ctx, const char *data, size_t len) {
@@ -884,7 +902,11 @@ class AsyncChild {
   JsCallback onDone_, onData_, onStdin_, onWritable_;
   ChildHandle *handle_ = nullptr;
   napi_ref handleRef_ = nullptr;
+  // The child whose stdin HandOverStdin is handing over on this thread, for take(); null otherwise.
+  static thread_local AsyncChild *handingOver_;
 };
+
+thread_local AsyncChild *AsyncChild::handingOver_ = nullptr;
 
 // The JS handle of a running child: pid and kill(signal), resume(stream) for its readers, and,
 // with a terminal, write(bytes) and resize(columns, rows).

@@ -1,10 +1,11 @@
 // The async API: the same ChildSpec and ChildResult as spawnChildSync, run on the event loop
 // (native/async.cc watches the child's pidfd and pipes with uv_poll; no threadpool).
+import { closeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { constants } from 'node:os'
 import { Duplex, Readable, Writable } from 'node:stream'
 import { StdioKind, native, specNumbers, type NativeBuffers, type NativeChildHandle } from './native.js'
-import { normalizeSignal, normalizeSpec, terminalSide, type NormalizedSpec } from './normalize.js'
+import { isAborted, normalizeSignal, normalizeSpec, terminalSide, type NormalizedSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
 
@@ -52,10 +53,22 @@ class ChildStdin extends Writable {
   /** The write the pipe holds now, until its callback: a destroy cancels it (_destroy). */
   #inFlight: ((error?: Error | null) => void) | null = null
 
-  /** The pipe's write end, from the addon; true: taken (closed by this stream from now on). */
-  attach(fd: number): boolean {
-    if (this.destroyed) return false
-    const pipe = new Socket({ fd, readable: false, writable: true })
+  /**
+   * The pipe's write end, from the addon. take() is the addon's own record that this stream owns
+   * the fd from now on (and closes it): called before anything else can happen, so that whatever
+   * follows (a nextTick callback that throws on the call's way out, a worker terminated meanwhile)
+   * cannot leave the fd both the addon's to close and this stream's. Not taken (false): the
+   * addon closes it.
+   */
+  attach(fd: number, take: () => boolean): boolean {
+    if (this.destroyed || !take()) return false
+    let pipe: Socket
+    try {
+      pipe = new Socket({ fd, readable: false, writable: true })
+    } catch (err) {
+      closeSync(fd)
+      throw err
+    }
     // Errors come back through the writes' callbacks (below); this listener only keeps an error
     // with no write waiting on it from being thrown as an uncaught 'error'.
     pipe.on('error', () => {})
@@ -112,6 +125,21 @@ class ChildStdin extends Writable {
     waiting?.callback(cancelled())
     callback(error)
   }
+}
+
+/** Runs every step, whichever throws; then throws the first error, if one did. */
+function everyStep(steps: ReadonlyArray<() => unknown>): void {
+  let failed = false
+  let first: unknown
+  for (const step of steps) {
+    try {
+      step()
+    } catch (err) {
+      if (!failed) first = err
+      failed = true
+    }
+  }
+  if (failed) throw first
 }
 
 /** A write given up on: the child is gone (reaped), or was never started. */
@@ -266,25 +294,30 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
       resolve(buildResult(numbers, buffers, normalized, aborted))
     } catch (err) {
       reject(err)
-    } finally {
-      streams?.stdout.push(null)
-      streams?.stderr.push(null)
+    }
+    // Each step runs whatever the one before it threw: push(null) can run a 'readable' or 'end'
+    // listener synchronously, and a throw there had left stderr unended, stdin's pipe open (its fd
+    // leaked) and the terminal never gone. The first throw is still the caller's uncaught
+    // exception, once all have run.
+    everyStep([
+      () => streams?.stdout.push(null),
+      () => streams?.stderr.push(null),
       // The child is gone: its fd is released, and writes still queued are told ECANCELED, even
       // if a grandchild holds the pipe open (it could hold the writes for ever).
-      streams?.stdin?.destroy()
-      terminal?.gone()
-    }
+      () => streams?.stdin?.destroy(),
+      () => terminal?.gone(),
+    ])
   }
 
   // Everything that can throw is done before the child exists.
-  const alreadyAborted = signal !== null && signal.aborted
+  const alreadyAborted = signal !== null && isAborted(signal)
   if (signal && !alreadyAborted) addListener.call(signal, 'abort', onAbort, { once: true })
   // The handle serves kill(), the streams and pid: spawnChild without a signal uses none of them.
   const wantHandle = streams !== null || signal !== null
   let outcome
   try {
     const stdin = streams?.stdin
-    outcome = native.spawnAsync(normalized.native, specNumbers(normalized.native), normalized.input, finish, onData, stdin ? fd => stdin.attach(fd) : null,
+    outcome = native.spawnAsync(normalized.native, specNumbers(normalized.native), normalized.input, finish, onData, stdin ? (fd, take) => stdin.attach(fd, take) : null,
       terminal && (() => terminal.drained()), wantHandle)
   } catch (err) {
     if (signal) removeListener.call(signal, 'abort', onAbort)

@@ -82,8 +82,9 @@ export interface NativeAddon {
   spawnAsync(
     spec: NativeSpec, specNumbers: Float64Array, input: ArrayBufferView | null, onDone: (numbers: Float64Array, buffers: NativeBuffers) => void,
     onData: ((stream: 1 | 2, chunk: Buffer) => boolean) | null,
-    /** A stdin pipe with no input: given the pipe's write end once the child runs; true when taken (then JS closes it). */
-    onStdin?: ((fd: number) => boolean) | null,
+    /** A stdin pipe with no input: given the pipe's write end once the child runs, and take(),
+     * which JS calls the moment it owns the fd (then JS closes it); not taken, the addon closes it. */
+    onStdin?: ((fd: number, take: () => boolean) => boolean) | null,
     /** A terminal: a handle.write() that returned 0 has all been written. */
     onWritable?: (() => void) | null,
     /** false: nothing will kill, resume, write to or ask the pid of this child; no handle is made (default true). */

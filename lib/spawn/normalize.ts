@@ -358,6 +358,12 @@ function abortSignal(value: unknown): AbortSignal {
   return value as AbortSignal
 }
 
+/** Whether a signal that passed the brand check is aborted, by AbortSignal's own getter: an own
+ * `aborted` property on the object (a getter that lies or throws) is never consulted. */
+export function isAborted(signal: AbortSignal): boolean {
+  return abortedGetter.call(signal) as boolean
+}
+
 // The measuring helper's options (native/exec-helper.c): -s, -P PGID, -r RES:SOFT:HARD, -c CPUS,
 // -m UMASK, -G GIDS, -g GID, -u UID for the target (-t: its fd 0, a terminal, as its controlling one); -R FD, the report fd when fd 3 is one of
 // the target's extra fds (`fds`, which the helper passes on); -p PID, killOnExit: the helper, when started

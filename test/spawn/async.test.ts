@@ -179,6 +179,15 @@ t.test('AbortSignal', t => eachPath(t, '', async (t, { run }) => {
   late.abort()
   t.equal(done.aborted, false, 'aborting after the end changes nothing')
   t.equal(done.exitCode, 0)
+  // A real, aborted signal with an own `aborted` property that says otherwise (or throws): the
+  // harness asks AbortSignal's own getter, as its brand check does, never the object's property.
+  for (const [label, own] of [['false', { get: () => false }], ['a throwing getter', { get: () => { throw new Error('own getter') } }]] as const) {
+    const lying = new AbortController()
+    lying.abort()
+    Object.defineProperty(lying.signal, 'aborted', own)
+    const r = await run({ file: 'sleep', args: ['100'], signal: lying.signal })
+    t.same([r.aborted, r.signal], [true, 'SIGKILL'], `an aborted signal whose own 'aborted' is ${label}: killed at once, aborted`)
+  }
 }, { apis: ['async', 'start'] }))
 
 t.test('killOnExit: children die with a process that exits normally or by a handled signal', async t => {

@@ -12,7 +12,7 @@ import { assertFreshBuild, assertHealthy, runAll, runFixture, tempDir } from './
 
 assertFreshBuild(t)
 
-const CASES = ['destroyed-before', 'ended-before', 'destroyed-after', 'child-closed']
+const CASES = ['destroyed-before', 'ended-before', 'destroyed-after', 'child-closed', 'throwing-callback']
 const WAYS = ['posix_spawn', 'fork'].flatMap(launcher => ['0', '1'].map(measure => [launcher, measure]))
 
 t.test('stdin streams around their handover', async t => {
@@ -42,6 +42,13 @@ t.test('stdin streams around their handover', async t => {
           break
         case 'destroyed-after':
           t.same([j.exitCode, j.signal, j.stdout], [0, null, 'x\n'], 'cat saw EOF when the stream was destroyed')
+          break
+        case 'throwing-callback':
+          t.same(j.uncaught, ['thrown by a write callback'], "the callback's throw was the process's uncaught exception")
+          t.same([j.exitCode, j.signal, j.spawnError], [0, null, null], 'cat saw EOF after the data')
+          t.equal(j.fromFifo, 'first\nsecond\n', 'both writes reached the child, the one after the throw too')
+          t.same(j.writeErrors, [], 'the later write succeeded')
+          t.same(j.strangers, Array.from({ length: 8 }, () => ({ bytes: '', state: 'open' })), 'files opened after the throw: nothing written into them, none closed')
           break
         case 'child-closed':
           t.same(j.writeErrors.map((e: { code: string }) => e.code), ['EPIPE'], 'the queued write got EPIPE in its callback')

@@ -48,3 +48,24 @@ t.test('the CLI writing --json into a closed pipe', async t => {
     })
   }
 })
+
+// A listener that throws from inside the harness's own ending of the streams (push(null) runs a
+// 'readable' listener synchronously): every other stream still ends and stdin's pipe is closed.
+// Before, a stream left unended waited for ever ('end', for await), and each child leaked its pipe.
+t.test('a listener that throws while the streams are being ended', async t => {
+  const runs = await runAll(['pipes', 'terminal'].map(which => () => runFixture('finish-throw.mjs', [which], { timeoutMs: 20000 })))
+  for (const r of runs) {
+    t.test(r.label, async t => {
+      const j = assertHealthy(t, r)
+      if (!j) return
+      t.same(j.uncaught.map((e: { message: string }) => e.message), ['thrown by a readable listener at the end'], 'the throw was the uncaught exception, once')
+      t.equal(j.exitCode, 0, 'the result arrived')
+      if (j.which === 'pipes') {
+        t.same([j.stderr, j.stderrEnded, j.stdinDestroyed], ['err\n', true, true], "stderr ended and stdin's pipe was released")
+        t.equal(j.fdsAfter, j.fdsBefore, `no fd left open (${j.fdsBefore} before, ${j.fdsAfter} after)`)
+      } else {
+        t.same([j.stdout, j.terminalEnded], ['hi\r\n', true], "the terminal's stream ended")
+      }
+    })
+  }
+})
