@@ -19,7 +19,7 @@ import { spawnFailureMessage } from '../spawn-failure.js'
 import { CHILD_OPTIONS, checkChildSpec, childSpecOf, defaultChildOptions, takeChildOption, type ChildOptions } from './child-options.js'
 import { combinations, parametersOf, substitute, type ParameterOption, type ParameterValues } from './bench-parameters.js'
 import { UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
-import { OutputRefused, errnoText, fileIdentity, isStandardOutput, resolveOutput, writeOutput } from './output.js'
+import { OutputRefused, errnoText, fileIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
 import { HARNESS_FAILURE } from './status.js'
 
 export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --max-runs N] [--warmup 1] [--timeout 30s]
@@ -234,15 +234,30 @@ function readAtMost(file: string, limit: number): Buffer {
   }
 }
 
-/** --input's file, opened once to see that the runs can read it; null for /dev/null. */
+/** Whether `file` is a FIFO (through symlinks); false for what is not there. */
+function isFifo(file: string): boolean {
+  try {
+    return fs.statSync(file).isFIFO()
+  } catch {
+    return false
+  }
+}
+
+/** --input's file, opened once to see that the runs can read it (a FIFO only looked at); null for /dev/null. */
 function readableInput(file: string, option: string): string | null {
   if (file === 'null') return null
   if (file === '') throw new UsageError(`option ${option} needs a file name`)
   let why: string | null = null
   try {
-    const fd = fs.openSync(file, 'r')
-    if (fs.fstatSync(fd).isDirectory()) why = 'it is a directory'
-    fs.closeSync(fd)
+    if (isFifo(file)) {
+      // Not opened: an open would pair with a writer waiting there, whose data the check's close
+      // then threw away (and the first run would wait for another). Its permission is checked.
+      fs.accessSync(file, fs.constants.R_OK)
+    } else {
+      const fd = fs.openSync(file, 'r')
+      if (fs.fstatSync(fd).isDirectory()) why = 'it is a directory'
+      fs.closeSync(fd)
+    }
   } catch (error) {
     why = errnoText(error)
   }
@@ -259,6 +274,12 @@ function commandOutput(where: string, option: string): string {
   if (where === '') throw new UsageError(`option ${option} needs null, pipe, inherit or a file name`)
   const { O_WRONLY, O_CREAT, O_EXCL, O_NOCTTY } = fs.constants
   try {
+    if (isFifo(where)) {
+      // Not opened: the check's open and close would be a waiting reader's whole input (it reads
+      // EOF and leaves), so that the first run then waited for a reader. Its permission is checked.
+      fs.accessSync(where, fs.constants.W_OK)
+      return where
+    }
     let made: string | null = where // the file the check makes, removed again
     let fd: number
     try {
@@ -329,19 +350,25 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
   const toStdout = Object.entries(o.outputs).filter(([, file]) => isStandardOutput(resolveOutput(file)))
   if (toStdout.length > 1) throw new UsageError(`${toStdout.map(([name]) => `--${name}`).join(' and ')} would all write to standard output`)
   // One file under two options: a report renamed over the file the runs read or write, or over
-  // another report. (A --compare baseline is read whole before anything runs, so --json may
-  // replace it: comparing with the last report and keeping the new one.)
-  const files: Array<[string, string]> = []
-  if (o.input !== null) files.push(['--input', o.input])
-  if (!(OUTPUT_WORDS as readonly string[]).includes(o.output)) files.push(['--output', o.output])
-  for (const [name, file] of Object.entries(o.outputs)) files.push([`--${name}`, file])
+  // another report, or over the --compare baseline. (The baseline is read whole before anything
+  // runs, so --json alone may replace it: comparing with the last report and keeping the new one.)
+  // A report's `-` is standard output, which may itself be a file (`>> file`, `1<> file`).
+  const files: Array<[string, string, string | null]> = []
+  if (o.input !== null) files.push(['--input', o.input, fileIdentity(o.input)])
+  if (!(OUTPUT_WORDS as readonly string[]).includes(o.output)) files.push(['--output', o.output, fileIdentity(o.output)])
+  for (const [name, file] of Object.entries(o.outputs)) files.push([`--${name}`, file, outputIdentity(file)])
   const seen = new Map<string, [string, string]>()
-  for (const [option, file] of files) {
-    const identity = fileIdentity(file)
+  for (const [option, file, identity] of files) {
     if (identity === null) continue
     const earlier = seen.get(identity)
     if (earlier !== undefined) throw new UsageError(`${earlier[0]} '${earlier[1]}' and ${option} '${file}' are the same file`)
     seen.set(identity, [option, file])
+  }
+  const baseline = o.compare === null ? null : fileIdentity(o.compare.file)
+  for (const [option, file, identity] of files) {
+    if (baseline !== null && identity === baseline && option !== '--input' && option !== '--json') {
+      throw new UsageError(`--compare '${o.compare!.file}' and ${option} '${file}' are the same file (only --json may replace the baseline)`)
+    }
   }
   return o
 }

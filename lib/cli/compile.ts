@@ -3,7 +3,7 @@
 // Exit status is the Program status (docs/toolchain-contract.md, "The Program handle"): 0 ok,
 // 2 configuration, 3 not PTX, 5 compile failed.
 // ptxas's stderr reaches our stderr verbatim; everything else we say is one line per message.
-import { readFileSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { parse } from 'node:path'
 import {
   Program, ProgramError, checkGpuTargets, defaultHostArch, DEFAULT_DUMP_SASS_COMMAND,
@@ -14,7 +14,7 @@ import { ptxasOptionTokens } from '../cuda/ptxas-options.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
-import { OutputRefused, errnoText, fileIdentity, inputIdentity, isStandardOutput, resolveOutput, writeOutput } from './output.js'
+import { OutputRefused, errnoText, inputIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
 import { CONFIGURATION, COMPILE_FAILED } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
 
@@ -198,6 +198,30 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
   return args
 }
 
+/** The most an INPUT may hold: a file is refused by its size, a stream (/dev/zero, `yes |`) once past it. */
+const MAX_INPUT_BYTES = 2 ** 30
+
+/** The whole of `file` (a path, or fd 0), or null when it holds more than MAX_INPUT_BYTES. */
+function readInput(file: string | 0): Buffer | null {
+  const fd = file === 0 ? 0 : openSync(file, 'r')
+  try {
+    const stat = fstatSync(fd)
+    if (stat.isFile() && stat.size > MAX_INPUT_BYTES) return null
+    const chunks: Buffer[] = []
+    let total = 0
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, MAX_INPUT_BYTES + 1 - total))
+      const n = readSync(fd, chunk, 0, chunk.length, null)
+      if (n === 0) return Buffer.concat(chunks, total)
+      chunks.push(chunk.subarray(0, n))
+      total += n
+      if (total > MAX_INPUT_BYTES) return null
+    }
+  } finally {
+    if (fd !== 0) closeSync(fd)
+  }
+}
+
 export async function compileCommand(argv: readonly string[]): Promise<number> {
   const args = parseCompileArgs(argv)
   const targets = args.gpuName.split(',')
@@ -212,7 +236,9 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     const fromStdin = args.input === '-'
     try {
       // fd 0 itself: process.stdin would make a stream of it, which may set it non-blocking.
-      input = readFileSync(fromStdin ? 0 : args.input)
+      const read = readInput(fromStdin ? 0 : args.input)
+      if (read === null) return refused(CONFIGURATION, `cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: it is over ${MAX_INPUT_BYTES / 2 ** 30} GiB, more than any PTX module`, args.json)
+      input = read
     } catch (error) {
       return refused(CONFIGURATION, `cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: ${errnoText(error)}`, args.json)
     }
@@ -250,7 +276,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
   }
   // The object renamed over its own source would leave neither (as gcc refuses it).
   const source = args.input === null ? null : inputIdentity(args.input)
-  if (source !== null && source === fileIdentity(output)) {
+  if (source !== null && source === outputIdentity(output)) {
     return refused(CONFIGURATION, `input file '${args.input}' is the same as output file '${output}'`, args.json)
   }
 

@@ -121,9 +121,20 @@ export function fileIdentity(file: string): string | null {
  * (`< file`), and then an output of the same file would replace the source.
  */
 export function inputIdentity(file: string): string | null {
-  if (file !== '-') return fileIdentity(file)
+  return file === '-' ? descriptorIdentity(0) : fileIdentity(file)
+}
+
+/**
+ * fileIdentity of an output: `-` is this process's standard output, which may be a regular file
+ * (`>> file`, `1<> file`) as /dev/stdout may, and is the same file as an input by that name too.
+ */
+export function outputIdentity(file: string): string | null {
+  return file === '-' ? descriptorIdentity(1) : fileIdentity(file)
+}
+
+function descriptorIdentity(fd: number): string | null {
   try {
-    const stat = fs.fstatSync(0)
+    const stat = fs.fstatSync(fd)
     return stat.isFile() ? `${stat.dev}:${stat.ino}` : null
   } catch {
     return null // closed: nothing to replace
@@ -248,6 +259,7 @@ function ownDescriptor(dir: string, file: string): number | null {
 }
 
 function descriptor(fd: number, file: string): OutputTarget {
+  givenDescriptor(fd)
   writableDescriptor(fd)
   if (fd === 1 || fd === 2) return { kind: 'stream', fd }
   // What the descriptor is must be writable in place: never rename over a file we hold open.
@@ -264,13 +276,62 @@ const PSEUDO_FS = ['/proc', '/sys']
  * /proc/self/fdinfo. Where that cannot be read, the write decides.
  */
 function writableDescriptor(fd: number): void {
-  let flags: number
-  try {
-    flags = parseInt(/^flags:\s*([0-7]+)$/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '', 8)
-  } catch {
-    return
-  }
+  const flags = descriptorFlags(fd)
+  if (flags === null) return
   if ((flags & 0o3) === fs.constants.O_RDONLY) throw new OutputRefused(`descriptor ${fd} is open for reading only`)
+  // Node reopens a standard stream that was closed (`>&-`) on /dev/null, read-write, where a
+  // shell's `>/dev/null` opens it write-only: output sent there would be lost in silence, where
+  // `cat >&-` says "standard output: Bad file descriptor".
+  if (fd <= 2 && (flags & 0o3) === fs.constants.O_RDWR && isDevNull(fd)) throw new OutputRefused(`descriptor ${fd} was closed when this command started (Bad file descriptor)`)
+}
+
+/**
+ * A descriptor that is this process's own plumbing, not an output it was given: an event loop's
+ * epoll set, eventfd or signalfd (anon_inode:[...]), or a pipe whose reading end this process
+ * holds as well (libuv's signal and wake-up pipes): what went there came back to this process or
+ * nowhere (the object lost in an internal pipe, a report that filled it and hung, a crash).
+ */
+function givenDescriptor(fd: number): void {
+  if (fd <= 2) return
+  let link: string
+  try {
+    link = fs.readlinkSync(`/proc/self/fd/${fd}`)
+  } catch {
+    return // not open: the checks after this one say so
+  }
+  if (link.startsWith('anon_inode:')) throw new OutputRefused(`descriptor ${fd} is not a file but this process's own ${link.slice('anon_inode:'.length)}`)
+  if (!link.startsWith('pipe:')) return
+  for (const other of fs.readdirSync('/proc/self/fd')) {
+    if (Number(other) === fd) continue // its own mode is writableDescriptor's to judge
+    let same = false
+    try {
+      same = fs.readlinkSync(`/proc/self/fd/${other}`) === link
+    } catch {
+      continue
+    }
+    if (same && ((descriptorFlags(Number(other)) ?? fs.constants.O_WRONLY) & 0o3) === fs.constants.O_RDONLY) {
+      throw new OutputRefused(`descriptor ${fd} is a pipe this process reads from itself (descriptor ${other}), one of its own`)
+    }
+  }
+}
+
+/** A descriptor's open flags, from /proc/self/fdinfo; null where they cannot be read (it is not open). */
+function descriptorFlags(fd: number): number | null {
+  try {
+    const flags = parseInt(/^flags:\s*([0-7]+)$/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '', 8)
+    return Number.isNaN(flags) ? null : flags
+  } catch {
+    return null
+  }
+}
+
+function isDevNull(fd: number): boolean {
+  try {
+    const [own, devNull] = [fs.fstatSync(fd), fs.statSync('/dev/null')]
+    return own.isCharacterDevice() && own.rdev === devNull.rdev
+  } catch {
+    return false
+  }
 }
 
 /** The longest file name (one path component) Linux file systems take, in bytes. */
@@ -300,7 +361,12 @@ function replaceAtomically(
     }
     fs.renameSync(temp, file)
   } catch (error) {
-    fs.rmSync(temp, { force: true })
+    // What failed is the error, never the cleanup: where the temp file cannot be removed either
+    // (an append-only directory, which also refused the rename), it stays, and the reason given
+    // is the rename's.
+    try {
+      fs.rmSync(temp, { force: true })
+    } catch {}
     throw error
   }
 }
