@@ -207,13 +207,15 @@ function readInput(file: string | 0): Buffer | null {
   try {
     const stat = fstatSync(fd)
     if (stat.isFile() && stat.size > MAX_INPUT_BYTES) return null
+    // One buffer read into, and each read's bytes copied out: a pipe gives 64 KiB a read, and a
+    // fresh buffer a read would hold 1 MiB of address space for each.
+    const scratch = Buffer.allocUnsafe(1 << 20)
     const chunks: Buffer[] = []
     let total = 0
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, MAX_INPUT_BYTES + 1 - total))
-      const n = readSync(fd, chunk, 0, chunk.length, null)
+      const n = readSync(fd, scratch, 0, Math.min(scratch.length, MAX_INPUT_BYTES + 1 - total), null)
       if (n === 0) return Buffer.concat(chunks, total)
-      chunks.push(chunk.subarray(0, n))
+      chunks.push(Buffer.from(scratch.subarray(0, n)))
       total += n
       if (total > MAX_INPUT_BYTES) return null
     }

@@ -279,17 +279,14 @@ function writableDescriptor(fd: number): void {
   const flags = descriptorFlags(fd)
   if (flags === null) return
   if ((flags & 0o3) === fs.constants.O_RDONLY) throw new OutputRefused(`descriptor ${fd} is open for reading only`)
-  // Node reopens a standard stream that was closed (`>&-`) on /dev/null, read-write, where a
-  // shell's `>/dev/null` opens it write-only: output sent there would be lost in silence, where
-  // `cat >&-` says "standard output: Bad file descriptor".
-  if (fd <= 2 && (flags & 0o3) === fs.constants.O_RDWR && isDevNull(fd)) throw new OutputRefused(`descriptor ${fd} was closed when this command started (Bad file descriptor)`)
 }
 
 /**
  * A descriptor that is this process's own plumbing, not an output it was given: an event loop's
  * epoll set, eventfd or signalfd (anon_inode:[...]), or a pipe whose reading end this process
- * holds as well (libuv's signal and wake-up pipes): what went there came back to this process or
- * nowhere (the object lost in an internal pipe, a report that filled it and hung, a crash).
+ * holds as well and no other process holds at all (libuv's signal and wake-up pipes): what went
+ * there came back to this process or nowhere (the object lost in an internal pipe, a report that
+ * filled it and hung, a crash).
  */
 function givenDescriptor(fd: number): void {
   if (fd <= 2) return
@@ -309,10 +306,33 @@ function givenDescriptor(fd: number): void {
     } catch {
       continue
     }
-    if (same && ((descriptorFlags(Number(other)) ?? fs.constants.O_WRONLY) & 0o3) === fs.constants.O_RDONLY) {
+    if (same && ((descriptorFlags(Number(other)) ?? fs.constants.O_WRONLY) & 0o3) === fs.constants.O_RDONLY && !heldElsewhere(link)) {
       throw new OutputRefused(`descriptor ${fd} is a pipe this process reads from itself (descriptor ${other}), one of its own`)
     }
   }
+}
+
+/**
+ * Whether another process holds `link` (pipe:[inode]) open: a pipe given with both its ends
+ * (Python's pass_fds=(r, w)) is still its giver's, where libuv's own pipes are this process's
+ * alone (close-on-exec, so no child has them). Processes this user may not look into are not seen.
+ */
+function heldElsewhere(link: string): boolean {
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue
+    let fds: string[]
+    try {
+      fds = fs.readdirSync(`/proc/${pid}/fd`)
+    } catch {
+      continue
+    }
+    for (const fd of fds) {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return true
+      } catch {}
+    }
+  }
+  return false
 }
 
 /** A descriptor's open flags, from /proc/self/fdinfo; null where they cannot be read (it is not open). */
@@ -325,14 +345,6 @@ function descriptorFlags(fd: number): number | null {
   }
 }
 
-function isDevNull(fd: number): boolean {
-  try {
-    const [own, devNull] = [fs.fstatSync(fd), fs.statSync('/dev/null')]
-    return own.isCharacterDevice() && own.rdev === devNull.rdev
-  } catch {
-    return false
-  }
-}
 
 /** The longest file name (one path component) Linux file systems take, in bytes. */
 const NAME_MAX = 255
