@@ -836,6 +836,7 @@ class AsyncChild {
     StopStartPoll();  // before its fd goes
     CloseFd(child_.reportR);
     CloseFd(child_.targetPidfd);
+    CloseFd(child_.targetSlot);
     StopAndClose(&pidPoll_, child_.pidfd);
     StopAndClose(&outPoll_, child_.stdoutR);
     StopAndClose(&errPoll_, child_.stderrR);

@@ -584,6 +584,10 @@ bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, Fd
     close(p[1]);
     if (fds.reportW < 0) return Fail(out, Stage::Pipe, err);
     fcntl(out.reportR, F_SETFL, fcntl(out.reportR, F_GETFL) | O_NONBLOCK);
+    // The target's pidfd is opened only when the helper reports the target, by when this process
+    // may have no fd left: its place is held from now (a failure here starts nothing).
+    out.targetSlot = fcntl(out.reportR, F_DUPFD_CLOEXEC, 3);
+    if (out.targetSlot < 0) return Fail(out, Stage::Pipe, errno);
   }
   if (spec.io[0].kind == StdioKind::Terminal && !OpenTerminal(spec, out, fds, guard)) return false;
   for (int target = 0; target < 3; target++) {
@@ -978,6 +982,7 @@ Launched Launch(const LaunchSpec &spec) {
     CloseFd(out.stdoutR);
     CloseFd(out.stderrR);
     CloseFd(out.reportR);
+    CloseFd(out.targetSlot);
   }
   return out;
 }

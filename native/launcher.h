@@ -87,6 +87,9 @@ struct Launched {
   int stdoutR = -1;  // parent's end of the stdout pipe (O_NONBLOCK)
   int stderrR = -1;  // parent's end of the stderr pipe (O_NONBLOCK)
   int reportR = -1;  // measure: parent's end of the helper's report pipe (O_NONBLOCK)
+  // measure: an fd held from the launch until the target's pidfd is opened (AdoptHelperStart),
+  // which then takes its place: a process at its fd limit by then still gets the pidfd.
+  int targetSlot = -1;
   // stdoutR and stdinW are a terminal's master. stdinW is then kept open until the child has been
   // reaped, whatever is written or read: the master's last close hangs the terminal up, which
   // sends SIGHUP to a child that closed its fds (the master reads EIO) but has not exited yet.

@@ -160,6 +160,7 @@ namespace {
 // Every parent-side fd of a launch that ended before the wait.
 void CloseLaunched(Launched &child) {
   CloseFd(child.reportR);
+  CloseFd(child.targetSlot);
   CloseFd(child.pidfd);
   CloseFd(child.stdinW);
   CloseFd(child.stdoutR);
@@ -169,6 +170,7 @@ void CloseLaunched(Launched &child) {
 }  // namespace
 
 bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, bool closeFds) {
+  CloseFd(child.targetSlot);  // the place held for the target's pidfd, taken by it below
   if (!report) {
     // No start: the helper is gone without one, or stuck. It is not left running (its target, if
     // any, dies with it: PR_SET_PDEATHSIG).
@@ -190,10 +192,12 @@ bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, b
     // parent slow to get here); its RAN report follows.
     child.targetGone = openErr == ESRCH;
     if (openErr != 0 && openErr != ESRCH) {
-      // No pidfd (EMFILE, ENFILE, ENOMEM): the target could be signalled only by its pid, which
+      // No pidfd (ENOMEM, ENFILE; EMFILE only where another thread took the place held for it
+      // between its close and this open): the target could be signalled only by its pid, which
       // is another process's once the helper has reaped it and the pid is reused. As a launch
       // whose own pidfd could not be had (launcher.cc): ended now, and said, rather than kept
-      // with signals that may reach a stranger. The target dies with its helper (PR_SET_PDEATHSIG).
+      // with signals that may reach a stranger. The target dies with its helper (PR_SET_PDEATHSIG,
+      // which a set-user-ID target has lost at its exec: that one is left running, untracked).
       kill(child.pid, SIGKILL);
       int status;
       struct rusage usage;
@@ -248,6 +252,7 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   bool have = ReadHelperReport(child.reportR, report);
   CloseFd(child.reportR);
   CloseFd(child.targetPidfd);
+  CloseFd(child.targetSlot);
   if (!have || report.kind == TH_REPORT_STARTED) {
     // The helper was killed before it could report (by someone else: the harness signals the
     // target): the status is the helper's, and no rusage is the target's.
@@ -355,6 +360,7 @@ void CloseChildFds(Launched &child) {
   CloseFd(child.pidfd);
   CloseFd(child.reportR);
   CloseFd(child.targetPidfd);
+  CloseFd(child.targetSlot);
 }
 
 }  // namespace
