@@ -656,6 +656,7 @@ class AsyncChild {
     if (!self->opener_ && HasExited(self->ref_)) {
       // It exited before its deadline; the loop just got to the timer first (the pidfd's event
       // is in the same turn, or the loop was busy). Reported as what happened first: an exit.
+      ResumeHelper(self->child_);
       self->OnExit();
       return;
     }

@@ -239,6 +239,10 @@ bool AwaitHelperStart(Launched &child) {
   return AdoptHelperStart(child, rc, read ? &report : nullptr, true);
 }
 
+void ResumeHelper(const Launched &child) {
+  if (child.targetPid > 0 && child.pidfd >= 0) syscall(SYS_pidfd_send_signal, child.pidfd, SIGCONT, nullptr, 0);
+}
+
 ChildRef SignalTarget(const Launched &child, bool group) {
   if (child.targetPid > 0) return ChildRef{child.targetPid, child.targetPidfd, group, child.targetGone};
   // A measured child whose target is not reported yet: the helper itself, never as a group (the
@@ -432,6 +436,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
     if (due && timer->TakeExpiry()) {
       // The child exited before the deadline acted: it is reported as exited, not timed out.
       if (HasExited(ref)) {
+        ResumeHelper(child);
         exited = true;
         outcome.exitNs = NowNs();
         continue;

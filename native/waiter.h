@@ -106,6 +106,11 @@ bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, b
 // helper, not as a group, until its target is reported (the async waiter's start).
 ChildRef SignalTarget(const Launched &child, bool group);
 
+// measure: the target has exited, and what is waited for now is its helper's report and exit. A
+// helper that was stopped (SIGSTOP from the target, `kill -STOP $PPID`, or anyone) would make
+// that wait endless, deadline or not: it is sent SIGCONT, through its pidfd. Nothing otherwise.
+void ResumeHelper(const Launched &child);
+
 // measure: replaces the helper's own status and rusage with the target's, from the helper's
 // final report; an exec or setup failure it reports becomes the launch's failure. Without a
 // report (the helper itself was killed) the rusage is marked unavailable. Closes child.reportR
