@@ -259,8 +259,10 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   CloseFd(child.targetSlot);
   if (!have || report.kind == TH_REPORT_STARTED) {
     // The helper was killed before it could report (by someone else: the harness signals the
-    // target): the status is the helper's, and no rusage is the target's.
+    // target): the status is the helper's, and no rusage is the target's. The pid is still the
+    // target's, as the handle's pid was, once there was one.
     outcome.rusageSource = RusageSource::Unavailable;
+    if (child.targetPid > 0) child.pid = child.targetPid;
     return;
   }
   outcome.rusageSource = RusageSource::Helper;

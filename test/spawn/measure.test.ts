@@ -6,7 +6,7 @@ import { once } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { helperPath } from '../../lib/spawn/native.js'
 import { eachPath, eventually, processState, tempDir, withRoomToStart } from '../helpers.js'
 import { PACKAGE, nodeChildEnv, runNodeScript, slowHelperEnv } from '../reliability/helpers.js'
@@ -182,4 +182,13 @@ t.test("a measured child's exit sends no SIGHUP to this process's group while a 
   `, { setsid: true })
   t.equal(out.stopped, true, 'a member of the group was stopped')
   t.equal(out.hup, 0, 'no SIGHUP came')
+})
+
+t.test("a measured child whose helper someone else kills: the result's pid is still the target's", async t => {
+  const child = startChild({ file: 'sleep', args: ['30'], measure: true })
+  const targetPid = child.pid  // once the helper has reported the target
+  const helper = Number(fs.readFileSync(`/proc/${targetPid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1])
+  process.kill(helper, 'SIGKILL')
+  const result = await child.result
+  t.same([result.pid, result.signal, result.rusageSource], [targetPid, 'SIGKILL', 'unavailable'], `pid ${targetPid} as child.pid said, the helper's SIGKILL, no rusage of the target's`)
 })
