@@ -983,12 +983,13 @@ void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
 }
 
 // spawnAsync(spec, specNumbers, input, onDone(numbers, buffers), onData(stream, chunk) | null,
-//            onStdin(fd) | null, onWritable() | null, wantHandle = true)
+//            onStdin(fd, take) | null, onWritable() | null, wantHandle = true)
 //   -> { handle } while running (or opening its { path } targets), or { numbers, buffers } when
 //   the launch failed at once. With wantHandle false, null instead of { handle }: nothing in JS
 //   will kill, resume or write to this child or ask its pid (spawnChild without a signal), and a
-//   handle is a constructor call into V8 per spawn. onStdin, for a stdin pipe with no input, is
-//   given the pipe's write end once the child runs and returns true when it took it. With a
+//   handle is a constructor call into V8 per spawn. onStdin(fd, take), for a stdin pipe with no
+//   input, is given the pipe's write end once the child runs, and calls take() once it owns it
+//   (HandOverStdin). With a
 //   terminal, what the child writes comes to onData as stream 1, and onWritable is called when a
 //   handle.write() that returned 0 has all been written.
 Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
