@@ -10,7 +10,7 @@ import { setMaxListeners } from 'node:events'
 import { availableParallelism } from 'node:os'
 import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireObject } from '../../errors.js'
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
-import { Program, programState } from './handle.js'
+import { Program, isProgram, programState } from './handle.js'
 import type { Assembled, ProgramOutput } from './pipeline.js'
 import { memoizedFindTool } from '../toolkit.js'
 import { Semaphore } from './semaphore.js'
@@ -50,7 +50,7 @@ export async function compileMany(given: readonly (Program | null | undefined)[]
   const seen = new Map<Program, number>()
   programs.forEach((program, i) => {
     if (program === null || program === undefined) return
-    if (!(program instanceof Program)) throw invalidType(`programs[${i}]`, 'a Program, null or undefined', program)
+    if (!isProgram(program)) throw invalidType(`programs[${i}]`, 'a Program, null or undefined', program)
     const first = seen.get(program)
     if (first !== undefined) throw invalidValue(`programs[${i}]`, `is the same Program as programs[${first}]`)
     seen.set(program, i)
@@ -58,7 +58,7 @@ export async function compileMany(given: readonly (Program | null | undefined)[]
 
   // Two objects defining one symbol cannot be linked together: the later program fails, unstarted.
   const clashes = symbolClashes(programs.map((program) => {
-    const state = program instanceof Program ? programState(program) : null
+    const state = isProgram(program) ? programState(program) : null
     return state === null || state.released ? null : state.config
   }))
 
@@ -78,7 +78,7 @@ export async function compileMany(given: readonly (Program | null | undefined)[]
   const assembled = programs.map(() => deferred<void>())
   const turns = programs.map(() => deferred<void>())
   const finished: Array<Promise<ProgramOutput> | ProgramError> = programs.map((program, i) => {
-    const state = program instanceof Program ? programState(program) : null
+    const state = isProgram(program) ? programState(program) : null
     if (state === null || state.released) {
       assembled[i].resolve()
       return new ProgramError('PROGRAM_NULL')

@@ -2,6 +2,7 @@
 // (docs/toolchain-contract.md, "The Program handle": each check an early return, so a caller can
 // rely on which one it hears about), then the options that order has no check for.
 
+import path from 'node:path'
 import { incompatible, invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
 import { gpuNames } from '../../ptx/targets.js'
 import type { PtxModule } from '../../ptx/types.js'
@@ -85,7 +86,8 @@ export interface ProgramConfig {
   env?: Record<string, string | undefined>
   /** The ptxas to run; default the one on PATH, else <CUDA_ROOT>/bin/ptxas. */
   ptxas?: string
-  /** Where private temp files go (a PTX too big for argv, the cubin for the dump); default os.tmpdir(). */
+  /** Where private temp files go (a PTX too big for argv, the cubin for the dump); default
+   * os.tmpdir(). A relative one is made absolute against the working directory at create. */
   tempRoot?: string
   /**
    * What ptxas's messages call the input: the user's file name, as they would see it. Default
@@ -131,7 +133,8 @@ export function defaultHostArch(): string {
 export function checkGpuTargets(gpuName: unknown, allowAnyTarget = false, where: PtxasLocation = {}): readonly string[] {
   if (!Array.isArray(gpuName)) return [checkGpuTarget(gpuName, allowAnyTarget, where)]
   if (gpuName.length === 0) throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: 'gpuName is an empty list; give at least one target, e.g. "sm_100"' })
-  const names = gpuName.map((name: unknown) => checkGpuTarget(name, allowAnyTarget, where))
+  // Array.from, not map: a hole is an undefined name to refuse, not one to skip.
+  const names = Array.from(gpuName as unknown[], (name: unknown) => checkGpuTarget(name, allowAnyTarget, where))
   const twice = names.find((name, i) => names.indexOf(name) !== i)
   if (twice !== undefined) throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: `${twice} is given twice` })
   return Object.freeze(names)
@@ -205,9 +208,20 @@ function answeringPtxas(where: PtxasLocation): PtxasProbe | null {
  * tileirasProgramCreate's checks, in its order; then the fields it has no check for, whose
  * errors are argument errors (TypeError/RangeError with a `code` and `field`, ../../errors.ts).
  */
-export function resolveConfig(config: ProgramConfig | null | undefined): { resolved: ResolvedConfig; ptx: string } {
-  if (config === null || config === undefined) throw new ProgramError('CONFIGURATION_NULL')
-  requireObject('config', config)
+/** Every field of a ProgramConfig, in the order create reads them. */
+const CONFIG_KEYS = [
+  'input', 'gpuName', 'embedPtx', 'optLevel', 'deviceDebug', 'lineinfo', 'relocatable', 'ptxasOptions', 'hostArch', 'hostOs',
+  'sanitize', 'dumpSassCommand', 'timeout', 'allowAnyTarget', 'name', 'onDiagnostic', 'env', 'ptxas', 'tempRoot', 'inputName',
+] as const satisfies ReadonlyArray<keyof ProgramConfig>
+
+export function resolveConfig(given: ProgramConfig | null | undefined): { resolved: ResolvedConfig; ptx: string } {
+  if (given === null || given === undefined) throw new ProgramError('CONFIGURATION_NULL')
+  requireObject('config', given)
+  // Each field read once: a getter that answered the checks one way and the stored value another
+  // had a bad ptxas, env, tempRoot or onDiagnostic pass create and fail the compile with no code.
+  const fields: Record<string, unknown> = {}
+  for (const key of CONFIG_KEYS) fields[key] = (given as unknown as Record<string, unknown>)[key]
+  const config = fields as unknown as ProgramConfig
   if (config.input === null || config.input === undefined) throw new ProgramError('INPUT_BUFFER_NULL')
   const ptx = probePtxText(config.input)
   const gpuNames = checkGpuTargets(config.gpuName, config.allowAnyTarget === true, { ptxas: config.ptxas, env: config.env, timeout: config.timeout })
@@ -243,12 +257,18 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
   if (config.onDiagnostic !== undefined && typeof config.onDiagnostic !== 'function') {
     throw invalidType('onDiagnostic', 'a function', config.onDiagnostic)
   }
-  // The children's environment, checked as a spawn checks it, but at create.
+  // The children's environment, checked as a spawn checks it, but at create; kept as a copy,
+  // checked as copied, so that the caller's object changed later changes nothing.
   checkEnvironment(config.env)
+  const env = config.env === undefined ? undefined : Object.freeze({ ...config.env })
+  checkEnvironment(env)
   if (config.ptxas !== undefined && requireNoNul('ptxas', requireString('ptxas', config.ptxas)) === '') {
     throw invalidValue('ptxas', 'must not be empty')
   }
-  if (config.tempRoot !== undefined) requireString('tempRoot', config.tempRoot)
+  // Made absolute against the working directory of the moment: a relative one moved with later
+  // chdir()s, and one like '-A' made every temp path the tools are given begin with '-' (an option).
+  if (config.tempRoot === '') throw invalidValue('tempRoot', 'must not be empty')
+  const tempRoot = config.tempRoot === undefined ? undefined : path.resolve(requireNoNul('tempRoot', requireString('tempRoot', config.tempRoot)))
   const inputName = requireNoNul('inputName', requireString('inputName', config.inputName ?? PTXAS_ARGV_INPUT))
   const ptxasOptions = config.ptxasOptions === undefined ? [] : ptxasOptionTokens('ptxasOptions', config.ptxasOptions)
   if (ptxasOptions.length > 0) checkPtxasOptions('ptxasOptions', ptxasOptions, answeringPtxas({ ptxas: config.ptxas, env: config.env, timeout }))
@@ -271,9 +291,9 @@ export function resolveConfig(config: ProgramConfig | null | undefined): { resol
       timeout,
       name,
       onDiagnostic: config.onDiagnostic,
-      env: config.env,
+      env,
       ptxas: config.ptxas,
-      tempRoot: config.tempRoot,
+      tempRoot,
       inputName,
     },
   }

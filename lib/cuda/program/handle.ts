@@ -93,6 +93,15 @@ export function programState(program: Program): ProgramState {
   return states.get(program) as ProgramState
 }
 
+/**
+ * Whether `value` is a Program that create made: one with a state. `instanceof` only looks at the
+ * prototype chain, which Object.create(Program.prototype) forges, and a forged one then failed
+ * inside, with no code, or threw where a promise was due.
+ */
+export function isProgram(value: unknown): value is Program {
+  return typeof value === 'object' && value !== null && states.has(value as Program)
+}
+
 const CREATE = Symbol('Program.create')
 
 export class Program {
@@ -115,18 +124,18 @@ export class Program {
   // getOutput fills the caller's `out` object (its "output pointer").
 
   static compile(program: Program | null | undefined, options?: CompileOptions): Promise<ProgramOutput> {
-    if (!(program instanceof Program)) return Promise.reject(new ProgramError('PROGRAM_NULL'))
+    if (!isProgram(program)) return Promise.reject(new ProgramError('PROGRAM_NULL'))
     return program.compile(options)
   }
 
   static getOutput(program: Program | null | undefined, out: { output?: ProgramOutput } | null | undefined): void {
-    if (!(program instanceof Program)) throw new ProgramError('PROGRAM_NULL')
+    if (!isProgram(program)) throw new ProgramError('PROGRAM_NULL')
     if (out === null || typeof out !== 'object') throw new ProgramError('OUTPUT_POINTER_NULL')
     out.output = program.getOutput()
   }
 
   static release(program: Program | null | undefined): void {
-    if (!(program instanceof Program)) throw new ProgramError('PROGRAM_NULL')
+    if (!isProgram(program)) throw new ProgramError('PROGRAM_NULL')
     program.release()
   }
 

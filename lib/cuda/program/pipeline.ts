@@ -299,6 +299,18 @@ function targetImage(config: ResolvedConfig, gpuName: string, run: PtxasRun, ptx
  * fatbinary over every target's cubin, then the PTX when it is to be embedded (labelled with its
  * own .target, which is what it can be JIT-compiled for).
  */
+/**
+ * The first SM a module's `.target` directive names, as ptxas reads it: outside comments (a
+ * `.target` inside a comment labelled the PTX in the fat binary for an SM it was not written for,
+ * which a driver would then JIT it for). String literals are kept whole, so that a `//` or `/*`
+ * in a file name starts no comment.
+ */
+export function ptxTarget(ptx: string): string | undefined {
+  const code = ptx.replace(/"(?:[^"\\\n]|\\.)*"|\/\*[\s\S]*?(?:\*\/|$)|\/\/[^\n]*/g, (token) =>
+    token.startsWith('"') ? token : token.replace(/[^\n]/g, ' '))
+  return /^\s*\.target\s+(sm_[0-9]+[af]?)\b/m.exec(code)?.[1]
+}
+
 async function wrapTargets(
   config: ResolvedConfig,
   ptx: string,
@@ -312,7 +324,7 @@ async function wrapTargets(
   common.notCancelled('fatbinary')
   const images: FatbinaryInput[] = targets.map((t) => ({ kind: 'elf', gpuName: t.gpuName, fileName: `${config.name}.${t.gpuName}.cubin`, data: t.cubin }))
   if (config.embedPtx) {
-    images.push({ kind: 'ptx', gpuName: /^\s*\.target\s+(sm_[0-9]+[af]?)\b/m.exec(ptx)?.[1] ?? config.gpuName, fileName: `${config.name}.ptx`, data: ptx })
+    images.push({ kind: 'ptx', gpuName: ptxTarget(ptx) ?? config.gpuName, fileName: `${config.name}.ptx`, data: ptx })
   }
   const fatbinaryPath = find('fatbinary', env)?.path ?? 'fatbinary'
   const run: FatbinaryRun = await clock.child(async () => {

@@ -1,0 +1,98 @@
+// Program's inputs as a hostile caller gives them, found by a hostile round: each had got past
+// create and failed the compile with no code, or mislabelled what it built.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { Program, ProgramError, compileMany } from '../../lib/cuda/index.js'
+import { ptxTarget } from '../../lib/cuda/program/pipeline.js'
+import { readFatbin } from '../../lib/elf/index.js'
+import { examplePtx } from '../../lib/ptx/index.js'
+import { tempDir } from '../helpers.js'
+import { MINIMAL_PTX, skipWithoutPtxas } from '../fixtures/cuda/helpers.js'
+
+const BASE = { input: MINIMAL_PTX, gpuName: 'sm_100' as const }
+
+function createError(config: unknown): unknown {
+  try {
+    Program.create(config as never)
+  } catch (error) {
+    return error
+  }
+  return null
+}
+
+t.test('a gpuName list with a hole is refused at create, as one with undefined is', async t => {
+  // eslint-disable-next-line no-sparse-arrays
+  for (const gpuName of [[, 'sm_100'], [undefined, 'sm_100']]) {
+    const error = createError({ ...BASE, gpuName })
+    t.ok(error instanceof ProgramError && error.code === 'UNSUPPORTED_GPU_TARGET' && error.status === 2, `${JSON.stringify(gpuName)}: UNSUPPORTED_GPU_TARGET (status 2)`, { error })
+  }
+})
+
+t.test('a forged Program (its prototype, not create) is a null program everywhere', async t => {
+  const fake = Object.create(Program.prototype) as Program
+  let sync: unknown = null
+  let compiled: Promise<unknown> | null = null
+  try {
+    compiled = Program.compile(fake)
+  } catch (error) {
+    sync = error
+  }
+  t.equal(sync, null, 'Program.compile does not throw: it returns a promise')
+  await t.rejects(compiled!, { code: 'PROGRAM_NULL', status: 4 }, 'which rejects with PROGRAM_NULL')
+  t.throws(() => Program.release(fake), { code: 'PROGRAM_NULL' }, 'Program.release: PROGRAM_NULL')
+  t.throws(() => Program.getOutput(fake, {}), { code: 'PROGRAM_NULL' }, 'Program.getOutput: PROGRAM_NULL')
+  await t.rejects(compileMany([fake]), { code: 'ERR_INVALID_ARG_TYPE', message: /programs\[0\]/ }, 'compileMany: a typed error naming programs[0]')
+})
+
+t.test('each config field is read once: what is checked is what is kept', skipWithoutPtxas, async t => {
+  // A getter that answers a good value first and a bad one after: the first answer is the one used.
+  const flipping = (good: unknown, bad: unknown) => {
+    let reads = 0
+    return { get: () => (reads++ === 0 ? good : bad), enumerable: true }
+  }
+  const dir = tempDir(t)
+  for (const [field, good, bad] of [
+    ['tempRoot', dir, 12345],
+    ['env', { ...process.env }, { PATH: 'a\0b' }],
+    ['onDiagnostic', () => {}, 'not a function'],
+  ] as const) {
+    const config = Object.defineProperty({ ...BASE, ptxasOptions: ['-v'] }, field, flipping(good, bad))
+    const program = Program.create(config as never)
+    const output = await program.compile()
+    t.ok(output.cubin.length > 0, `${field}: the value checked is the one the compile used`)
+  }
+  // The env is a copy: the caller's object changed after create changes nothing.
+  const env = { ...process.env } as Record<string, string | undefined>
+  const program = Program.create({ ...BASE, env })
+  env.PATH = 'a\0b'
+  t.ok((await program.compile()).cubin.length > 0, 'env changed after create: the copy made at create is used')
+})
+
+t.test('tempRoot is made absolute at create; an empty one is refused', skipWithoutPtxas, async t => {
+  t.match(createError({ ...BASE, tempRoot: '' }), { code: 'ERR_INVALID_ARG_VALUE', field: 'tempRoot' }, "'' is refused")
+  // A relative tempRoot named like an option: every temp path a tool is given began with '-'.
+  const dir = tempDir(t)
+  fs.mkdirSync(path.join(dir, '-A'))
+  const here = process.cwd()
+  process.chdir(dir)
+  let program: Program
+  try {
+    program = Program.create({ input: examplePtx('vadd', 'sm_100'), gpuName: 'sm_100', tempRoot: '-A', dumpSassCommand: 'echo' })
+  } finally {
+    process.chdir(here)
+  }
+  const output = await program.compile()
+  t.match(output.sass, new RegExp(`^${path.join(dir, '-A').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`), 'the dump command was given an absolute path, in the directory as of create')
+})
+
+t.test("embedPtx labels the PTX with the .target ptxas reads, not one in a comment", skipWithoutPtxas, async t => {
+  t.equal(ptxTarget('/*\n.target sm_52\n*/\n.version 8.0\n.target sm_100\n'), 'sm_100', 'a block comment is skipped')
+  t.equal(ptxTarget('// .target sm_52\n.target sm_90a\n'), 'sm_90a', 'a line comment is skipped')
+  t.equal(ptxTarget('.file 1 "a//b.cu"\n.target sm_80\n'), 'sm_80', 'a // inside a string starts no comment')
+  t.equal(ptxTarget('/* never closed\n.target sm_52'), undefined, 'an unterminated comment hides the rest')
+  const ptx = examplePtx('vadd', 'sm_100').replace(/^/, '/*\n.target sm_52\n*/\n')
+  const output = await Program.create({ input: ptx, gpuName: 'sm_100', embedPtx: true }).compile()
+  const entries = readFatbin(output.fatbin!).map((e) => `${e.kind}:${e.arch}`)
+  t.ok(entries.includes('ptx:sm_100') && !entries.some((e) => e.endsWith('sm_52')), `the fat binary's PTX entry is for sm_100 (${entries.join(', ')})`)
+})
