@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
-import { MAX_DELAY_MS, badFd, incompatible, invalidType, invalidValue, outOfRange } from '../errors.js'
+import { MAX_DELAY_MS, badFd, describe, incompatible, invalidType, invalidValue, outOfRange } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { signalNumber, signalName } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
@@ -60,6 +60,19 @@ export function terminalSide(field: string, value: unknown): number {
   return value
 }
 
+/**
+ * A nested option object's field, its own only: one inherited from a polluted Object.prototype
+ * (a `path`, `append`, `columns`, `soft`) is never read, as the spec's own fields are not.
+ */
+function own(value: object, key: string): unknown {
+  return Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined
+}
+
+/** An array's element, its own only: a hole is undefined, never Array.prototype's. */
+function element(array: readonly unknown[], i: number): unknown {
+  return Object.hasOwn(array, i) ? array[i] : undefined
+}
+
 /** `terminal` as [columns, rows], or null for none. */
 function terminalSize(value: unknown): [number, number] | null {
   if (value === undefined || value === false) return null
@@ -70,8 +83,7 @@ function terminalSize(value: unknown): [number, number] | null {
   for (const key of Object.keys(value)) {
     if (key !== 'columns' && key !== 'rows') throw invalidValue(`terminal.${key}`, 'is not a known option (columns, rows)')
   }
-  const size = value as Record<string, unknown>
-  return [terminalSide('terminal.columns', size.columns), terminalSide('terminal.rows', size.rows)]
+  return [terminalSide('terminal.columns', own(value, 'columns')), terminalSide('terminal.rows', own(value, 'rows'))]
 }
 
 /**
@@ -97,7 +109,7 @@ const TERMINAL_EOF = 0x04
 
 /** input for a terminal: the bytes, then EOF as a terminal gives it (^D, twice after a partial line). */
 function terminalInput(input: ArrayBufferView): Buffer {
-  const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+  const bytes = Buffer.from(viewBytes(input))
   const atLineStart = bytes.length === 0 || bytes[bytes.length - 1] === 0x0a
   return Buffer.concat([bytes, Buffer.from(atLineStart ? [TERMINAL_EOF] : [TERMINAL_EOF, TERMINAL_EOF])])
 }
@@ -151,15 +163,16 @@ function fdNumber(field: string, value: number): number {
 }
 
 function pathTarget(field: string, value: Record<string, unknown>, output: boolean): NativeStdio {
-  const path = cString(`${field}.path`, value.path)
+  const path = cString(`${field}.path`, own(value, 'path'))
   if (path === '') throw invalidValue(`${field}.path`, 'must not be empty')
-  if (output && value.append !== undefined && typeof value.append !== 'boolean') {
-    throw invalidType(`${field}.append`, 'a boolean', value.append)
+  const append = own(value, 'append')
+  if (output && append !== undefined && typeof append !== 'boolean') {
+    throw invalidType(`${field}.append`, 'a boolean', append)
   }
   for (const key of Object.keys(value)) {
     if (key !== 'path' && !(output && key === 'append')) throw invalidValue(`${field}.${key}`, 'is not a known option')
   }
-  return { kind: StdioKind.path, path, append: value.append === true }
+  return { kind: StdioKind.path, path, append: append === true }
 }
 
 function stdinTarget(value: unknown): NativeStdio {
@@ -175,7 +188,7 @@ function stdinTarget(value: unknown): NativeStdio {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return pathTarget('stdin', value as Record<string, unknown>, false)
   }
-  throw invalidValue('stdin', `must be 'ignore', 'closed', 'inherit', 'pipe', an fd or { path } (received ${JSON.stringify(value) ?? typeof value})`)
+  throw invalidValue('stdin', `must be 'ignore', 'closed', 'inherit', 'pipe', an fd or { path } (received ${describe(value)})`)
 }
 
 function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
@@ -192,7 +205,7 @@ function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
     return pathTarget(field, value as Record<string, unknown>, true)
   }
   const choices = field === 'stderr' ? "'pipe', 'ignore', 'inherit', 'closed', 'stdout'" : "'pipe', 'ignore', 'inherit', 'closed'"
-  throw invalidValue(field, `must be ${choices}, an fd or { path, append? } (received ${JSON.stringify(value) ?? typeof value})`)
+  throw invalidValue(field, `must be ${choices}, an fd or { path, append? } (received ${describe(value)})`)
 }
 
 /** The highest child fd `fds` may give: FD_SETSIZE - 1, below any RLIMIT_NOFILE a system starts with. */
@@ -275,7 +288,10 @@ function limitNumber(field: string, value: unknown): number {
 
 function resourceLimits(value: unknown): Array<[number, number, number]> {
   if (value === undefined) return []
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidType('rlimits', 'an object', value)
+  // A Map (or Set) has no own enumerable entries: taken as an object it would silently be no limits.
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || types.isMap(value) || types.isSet(value)) {
+    throw invalidType('rlimits', 'an object (not a Map)', value)
+  }
   const out: Array<[number, number, number]> = []
   for (const [name, setting] of Object.entries(value as Record<string, RlimitValue | undefined>)) {
     const resource = native.rlimits[name]
@@ -285,8 +301,11 @@ function resourceLimits(value: unknown): Array<[number, number, number]> {
     if (setting === undefined) continue
     let soft: number, hard: number
     if (setting !== null && typeof setting === 'object') {
-      soft = limitNumber(`rlimits.${name}.soft`, setting.soft)
-      hard = limitNumber(`rlimits.${name}.hard`, setting.hard)
+      for (const key of Object.keys(setting)) {
+        if (key !== 'soft' && key !== 'hard') throw invalidValue(`rlimits.${name}.${key}`, 'is not a known option (soft, hard)')
+      }
+      soft = limitNumber(`rlimits.${name}.soft`, own(setting, 'soft'))
+      hard = limitNumber(`rlimits.${name}.hard`, own(setting, 'hard'))
     } else {
       soft = hard = limitNumber(`rlimits.${name}`, setting)
     }
@@ -312,8 +331,10 @@ function idNumber(field: string, value: unknown, max = MAX_ID): number {
 function idList(field: string, value: unknown, max: number, most: number): number[] {
   if (!Array.isArray(value)) throw invalidType(field, 'an array of numbers', value)
   if (value.length > most) throw outOfRange(`${field}.length`, `at most ${most}`, value.length)
-  // Array.from visits holes too (as undefined), where map would skip them.
-  return Array.from(value as unknown[], (v, i) => idNumber(`${field}[${i}]`, v, max))
+  // Every index, a hole as undefined (map would skip it; Array.from would read Array.prototype's).
+  const ids: number[] = []
+  for (let i = 0; i < value.length; i++) ids.push(idNumber(`${field}[${i}]`, element(value, i), max))
+  return ids
 }
 
 function childIds(spec: ChildSpec, setsid: boolean): ChildIds {
@@ -393,7 +414,7 @@ export function normalizeSignal(field: string, value: unknown, fallback: number)
   }
   if (typeof value !== 'string') throw invalidType(field, 'a signal name or number', value)
   const num = signalNumber(value)
-  if (num === undefined) throw invalidValue(field, `is not a known signal (received ${JSON.stringify(value)})`)
+  if (num === undefined) throw invalidValue(field, `is not a known signal (received ${describe(value)})`)
   return num
 }
 
@@ -418,7 +439,7 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   if (!Array.isArray(args)) throw invalidType('args', 'an array of strings', args)
   const argv0 = spec.argv0 === undefined ? file : cString('argv0', spec.argv0)
   const argv = [argv0]
-  for (let i = 0; i < args.length; i++) argv.push(cString(`args[${i}]`, args[i]))
+  for (let i = 0; i < args.length; i++) argv.push(cString(`args[${i}]`, element(args, i)))
 
   let cwd: string | null = null
   if (spec.cwd !== undefined) {
@@ -476,7 +497,7 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
     case undefined: case 'auto': launcher = LauncherChoice.auto; break
     case 'posix_spawn': launcher = LauncherChoice.posix_spawn; break
     case 'fork': launcher = LauncherChoice.fork; break
-    default: throw invalidValue('launcher', `must be 'auto', 'posix_spawn' or 'fork' (received ${JSON.stringify(spec.launcher) ?? typeof spec.launcher})`)
+    default: throw invalidValue('launcher', `must be 'auto', 'posix_spawn' or 'fork' (received ${describe(spec.launcher)})`)
   }
   if (launcher === LauncherChoice.posix_spawn && rlimits.length > 0) {
     throw incompatible("launcher 'posix_spawn'", 'rlimits', "posix_spawn cannot set resource limits in the child; use 'fork' or 'auto'")
@@ -561,10 +582,21 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
  * another typed array's view of it would throw V8's own TypeError, naming no field.
  */
 function viewBytes(view: ArrayBufferView): Uint8Array {
-  if (view instanceof Uint8Array) return view
+  // The view's own memory, by the intrinsic getters: a subclass's or an own `byteLength`,
+  // `byteOffset` or `buffer` had sent nothing, or bytes from outside the view (Buffer's pool).
+  // A detached one: a DataView's getters throw, a typed array's say 0.
+  const read = types.isDataView(view) ? DATA_VIEW : TYPED_ARRAY
   try {
-    return new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
+    return new Uint8Array(read.buffer.call(view) as ArrayBufferLike, read.byteOffset.call(view) as number, read.byteLength.call(view) as number)
   } catch {
     return new Uint8Array(0)
   }
 }
+
+const getters = (prototype: object) => ({
+  buffer: Object.getOwnPropertyDescriptor(prototype, 'buffer')!.get!,
+  byteOffset: Object.getOwnPropertyDescriptor(prototype, 'byteOffset')!.get!,
+  byteLength: Object.getOwnPropertyDescriptor(prototype, 'byteLength')!.get!,
+})
+const TYPED_ARRAY = getters(Object.getPrototypeOf(Uint8Array.prototype) as object)
+const DATA_VIEW = getters(DataView.prototype)
