@@ -24,7 +24,7 @@
  *         helper, so a small RLIMIT_NOFILE or RLIMIT_NPROC cannot starve the helper's own setup;
  *   -c    the CPUs the target is pinned to (sched_setaffinity);
  *   -m    the target's umask (octal);
- *   -G, -g, -u  the target's supplementary groups (-G '': none), gid and uid, set in that order,
+ *   -G, -g, -u  the target's supplementary groups (-G '': none; several -G add up), gid and uid, set in that order,
  *         last before exec; with -g or -u but no -G the groups are cleared where allowed, failure
  *         ignored (as the harness's own fork path does, and libuv for Node's uid/gid);
  *   -p    killOnExit: the helper dies with PARENT, the harness's process (PR_SET_PDEATHSIG on
@@ -316,7 +316,7 @@ int main(int argc, char **argv) {
   long parent = 0;
   struct rlimit limits[MAX_LIMITS];
   long long pgid = -1, gid = -1, uid = -1, mask = -1, *ids = NULL;
-  long ngroups = -1, ncpus = 0;
+  long ngroups = -1, ncpus = 0, given;
   gid_t *groups = NULL;
   static unsigned long cpus[TH_CPU_SET_BITS / (8 * sizeof(unsigned long))];
   int i = 1;
@@ -334,10 +334,15 @@ int main(int argc, char **argv) {
       i++;
     } else if (strcmp(argv[i], "-m") == 0 && value && (mask = parse_umask(value)) >= 0) {
       i++;
-    } else if (strcmp(argv[i], "-G") == 0 && value && (ngroups = parse_ids(value, 0xfffffffeLL, &ids)) >= 0) {
-      groups = malloc((ngroups ? ngroups : 1) * sizeof *groups);
-      if (!groups) return 125;
-      for (long k = 0; k < ngroups; k++) groups[k] = (gid_t)ids[k];
+    } else if (strcmp(argv[i], "-G") == 0 && value && (given = parse_ids(value, 0xfffffffeLL, &ids)) >= 0) {
+      /* Each -G adds to the list: a long one comes in several, each under the kernel's limit on
+       * one argument string (MAX_ARG_STRLEN, 128 KiB). */
+      long had = ngroups < 0 ? 0 : ngroups;
+      gid_t *more = realloc(groups, (had + given ? had + given : 1) * sizeof *groups);
+      if (!more) return 125;
+      groups = more;
+      for (long k = 0; k < given; k++) groups[had + k] = (gid_t)ids[k];
+      ngroups = had + given;
       free(ids);
       i++;
     } else if (strcmp(argv[i], "-c") == 0 && value && (ncpus = parse_ids(value, TH_CPU_SET_BITS - 1, &ids)) > 0) {

@@ -321,6 +321,8 @@ function resourceLimits(value: unknown): Array<[number, number, number]> {
 const MAX_ID = 0xfffffffe
 /** NGROUPS_MAX on Linux. */
 const MAX_GROUPS = 65536
+/** gids per measuring-helper -G argument: 8,192 of at most 11 bytes each, under MAX_ARG_STRLEN. */
+const GROUPS_PER_ARGUMENT = 8192
 
 function idNumber(field: string, value: unknown, max = MAX_ID): number {
   if (typeof value !== 'number') throw invalidType(field, 'a number', value)
@@ -397,7 +399,12 @@ function helperOptions(setsid: boolean, terminal: boolean, rlimits: Array<[numbe
   for (const [resource, soft, hard] of rlimits) out.push('-r', `${resource}:${soft}:${hard}`)
   if (ids.cpus.length > 0) out.push('-c', ids.cpus.join(','))
   if (ids.umask !== null) out.push('-m', ids.umask.toString(8))
-  if (ids.groups !== null) out.push('-G', ids.groups.join(','))
+  // In pieces the helper adds up: 65,536 gids as one string passed the kernel's limit on one
+  // argument (128 KiB), and the helper's exec failed with E2BIG, said to be the program's.
+  if (ids.groups !== null) {
+    if (ids.groups.length === 0) out.push('-G', '')
+    for (let i = 0; i < ids.groups.length; i += GROUPS_PER_ARGUMENT) out.push('-G', ids.groups.slice(i, i + GROUPS_PER_ARGUMENT).join(','))
+  }
   if (ids.gid !== null) out.push('-g', String(ids.gid))
   if (ids.uid !== null) out.push('-u', String(ids.uid))
   if (killOnExit) out.push('-p', String(process.pid))

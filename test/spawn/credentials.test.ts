@@ -81,3 +81,17 @@ t.test('as nobody, root\'s ids are refused: EPERM, with the stage that refused',
     }
   }
 })
+
+// The measuring helper is given the groups on its command line: 30,000 gids of six digits are
+// over 200 KB, past the kernel's limit on one argument string (128 KiB), and its exec failed with
+// E2BIG, said to be the program's, where the unmeasured child ran. They now go in pieces.
+t.test('measured: as many supplementary groups as unmeasured', { skip: notRoot }, async t => {
+  const groups = Array.from({ length: 30000 }, (_, i) => 100000 + i)
+  await eachPath(t, '', async (t, { run }) => {
+    const r = await run({ file: 'id', args: ['-G'], groups })
+    t.same([r.exitCode, r.spawnError], [0, null], 'ran')
+    // id -G: the effective gid, then the supplementary groups.
+    const got = r.stdout.toString().trim().split(/\s+/).map(Number).filter((gid) => gid >= 100000)
+    t.same([got.length, got[0], got.at(-1)], [30000, 100000, 129999], 'with every group')
+  }, { launchers: ['auto'] })
+})
