@@ -235,7 +235,10 @@ class AsyncChild {
     }
     // kill() is true only when the signal reaches a child that is still running: one that has
     // exited and waits to be reaped was not killed by it (and its result will not say aborted).
-    if (HasExited(ref_)) return false;
+    if (HasExited(ref_)) {
+      ResumeHelper(child_);  // measured: a helper its gone target stopped still owes its report
+      return false;
+    }
     SignalChild(ref_, sig);
     // kill()'s own escalation, on a timer of its own: the deadline keeps running beside it, and
     // whichever comes first acts (the result says timedOut only when the deadline did).
@@ -648,7 +651,18 @@ class AsyncChild {
 
   static void OnKillEscalation(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    if (self->TargetGone()) return;
     if (!HasExited(self->ref_)) SignalChild(self->ref_, SIGKILL);
+  }
+
+  // measure: the target is gone but its helper has not reported it (the target stopped it, and
+  // then outlived the deadline, or was killed by it): the helper is resumed, and the exit taken as
+  // it would have been. True when that is what happened.
+  bool TargetGone() {
+    if (child_.targetPid <= 0 || exited_ || !HasExited(ref_)) return false;
+    ResumeHelper(child_);
+    OnExit();
+    return true;
   }
 
   static void OnDeadline(uv_timer_t *t) {
@@ -674,12 +688,14 @@ class AsyncChild {
 
   static void OnForceKill(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    if (self->TargetGone()) return;
     SignalChild(self->ref_, SIGKILL);
     if (self->outcome_.timedOut) self->Escalate();
   }
 
   static void OnGraceOver(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    if (self->TargetGone()) return;
     Escalation phase = Escalation::ForceKilled;
     if (AfterExpiry(phase, self->opts_).wouldntDie) {
       self->outcome_.wouldntDie = true;
@@ -688,6 +704,7 @@ class AsyncChild {
       // The pidfd goes to the reaper: stop watching it here, but do not close it.
       uv_close(reinterpret_cast<uv_handle_t *>(&self->pidPoll_), OnClosed);
       HandToReaper(self->child_.pid, self->child_.pidfd);
+      if (self->child_.targetPid > 0) self->child_.pid = self->child_.targetPid;  // the result's pid: the target's
       self->child_.pidfd = -1;
       self->ref_.pidfd = -1;
       self->Finish();

@@ -460,6 +460,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
     outcome.rusageSource = RusageSource::Unavailable;  // not reaped here: no wait4 figures
     SignalChild(ref, SIGKILL);
     HandToReaper(child.pid, child.pidfd);
+    if (child.targetPid > 0) child.pid = child.targetPid;  // the result's pid: the target's
     child.pidfd = -1;
   } else {
     DrainAfterExit(child, opts, outcome);

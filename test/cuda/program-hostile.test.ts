@@ -42,6 +42,12 @@ t.test('a forged Program (its prototype, not create) is a null program everywher
   await t.rejects(compiled!, { code: 'PROGRAM_NULL', status: 4 }, 'which rejects with PROGRAM_NULL')
   t.throws(() => Program.release(fake), { code: 'PROGRAM_NULL' }, 'Program.release: PROGRAM_NULL')
   t.throws(() => Program.getOutput(fake, {}), { code: 'PROGRAM_NULL' }, 'Program.getOutput: PROGRAM_NULL')
+  // Its own methods, called on it, say the same (they had read a private field it does not have).
+  let own: Promise<unknown> | null = null
+  t.doesNotThrow(() => { own = fake.compile() }, 'fake.compile() does not throw')
+  await t.rejects(own!, { code: 'PROGRAM_NULL' }, 'it rejects with PROGRAM_NULL')
+  t.throws(() => fake.getOutput(), { code: 'PROGRAM_NULL' }, 'fake.getOutput(): PROGRAM_NULL')
+  t.throws(() => fake.release(), { code: 'PROGRAM_NULL' }, 'fake.release(): PROGRAM_NULL')
   await t.rejects(compileMany([fake]), { code: 'ERR_INVALID_ARG_TYPE', message: /programs\[0\]/ }, 'compileMany: a typed error naming programs[0]')
 })
 
@@ -86,11 +92,26 @@ t.test('tempRoot is made absolute at create; an empty one is refused', skipWitho
   t.match(output.sass, new RegExp(`^${path.join(dir, '-A').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`), 'the dump command was given an absolute path, in the directory as of create')
 })
 
-t.test("embedPtx labels the PTX with the .target ptxas reads, not one in a comment", skipWithoutPtxas, async t => {
+t.test("the .target ptxas reads: comments and strings stepped over", async t => {
   t.equal(ptxTarget('/*\n.target sm_52\n*/\n.version 8.0\n.target sm_100\n'), 'sm_100', 'a block comment is skipped')
   t.equal(ptxTarget('// .target sm_52\n.target sm_90a\n'), 'sm_90a', 'a line comment is skipped')
   t.equal(ptxTarget('.file 1 "a//b.cu"\n.target sm_80\n'), 'sm_80', 'a // inside a string starts no comment')
   t.equal(ptxTarget('/* never closed\n.target sm_52'), undefined, 'an unterminated comment hides the rest')
+  t.equal(ptxTarget('.version 8.4\r\n.target sm_90a, texmode_independent\r\n'), 'sm_90a', 'a target list, CRLF')
+})
+
+t.test('a gpuName hole is never read from a polluted Array.prototype', async t => {
+  const prototype = Array.prototype as unknown as Record<number, unknown>
+  prototype[0] = 'sm_90'
+  try {
+    // eslint-disable-next-line no-sparse-arrays
+    t.match(createError({ ...BASE, gpuName: [, 'sm_100'] }), { code: 'UNSUPPORTED_GPU_TARGET' }, 'refused, not sm_90')
+  } finally {
+    delete prototype[0]
+  }
+})
+
+t.test("embedPtx labels the PTX with the .target ptxas reads, not one in a comment", skipWithoutPtxas, async t => {
   const ptx = examplePtx('vadd', 'sm_100').replace(/^/, '/*\n.target sm_52\n*/\n')
   const output = await Program.create({ input: ptx, gpuName: 'sm_100', embedPtx: true }).compile()
   const entries = readFatbin(output.fatbin!).map((e) => `${e.kind}:${e.arch}`)

@@ -95,3 +95,15 @@ t.test('measured: as many supplementary groups as unmeasured', { skip: notRoot }
     t.same([got.length, got[0], got.at(-1)], [30000, 100000, 129999], 'with every group')
   }, { launchers: ['auto'] })
 })
+
+t.test("measured: the groups go to the helper in -G pieces it adds up", async t => {
+  const { normalizeSpec } = await import('../../lib/spawn/normalize.js')
+  const pieces = (groups: number[]) => {
+    const argv = normalizeSpec({ file: 'true', measure: true, groups }).native.argv
+    return argv.flatMap((word, i) => (word === '-G' ? [argv[i + 1]!] : []))
+  }
+  t.same(pieces([]), [''], '[]: one empty -G (no groups)')
+  const many = pieces(Array.from({ length: 8193 }, (_, i) => i))
+  t.same(many.map((p) => p.split(',').length), [8192, 1], '8,193 gids: two pieces')
+  t.ok(many.every((p) => p.length < 128 * 1024), 'each under the kernel limit on one argument')
+})

@@ -133,8 +133,10 @@ export function defaultHostArch(): string {
 export function checkGpuTargets(gpuName: unknown, allowAnyTarget = false, where: PtxasLocation = {}): readonly string[] {
   if (!Array.isArray(gpuName)) return [checkGpuTarget(gpuName, allowAnyTarget, where)]
   if (gpuName.length === 0) throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: 'gpuName is an empty list; give at least one target, e.g. "sm_100"' })
-  // Array.from, not map: a hole is an undefined name to refuse, not one to skip.
-  const names = Array.from(gpuName as unknown[], (name: unknown) => checkGpuTarget(name, allowAnyTarget, where))
+  // Every index, a hole as undefined, to refuse: map skipped it, and Array.from would read
+  // Array.prototype's element there.
+  const names: string[] = []
+  for (let i = 0; i < gpuName.length; i++) names.push(checkGpuTarget(Object.hasOwn(gpuName, i) ? gpuName[i] : undefined, allowAnyTarget, where))
   const twice = names.find((name, i) => names.indexOf(name) !== i)
   if (twice !== undefined) throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: `${twice} is given twice` })
   return Object.freeze(names)

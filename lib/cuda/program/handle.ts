@@ -161,6 +161,7 @@ export class Program {
    * is no output. A compile called while another of the same program runs waits for it.
    */
   compile(options: CompileOptions = {}): Promise<ProgramOutput> {
+    if (!isProgram(this)) return Promise.reject(new ProgramError('PROGRAM_NULL'))  // a forged one
     const state = this.#state
     if (state.released) return Promise.reject(new ProgramError('PROGRAM_NULL'))
     try {
@@ -174,6 +175,7 @@ export class Program {
 
   /** tileirasProgramGetOutput: the last successful compile's output; status 4 before one. */
   getOutput(): ProgramOutput {
+    if (!isProgram(this)) throw new ProgramError('PROGRAM_NULL')  // a forged one: no #requireLive to call
     this.#requireLive()
     if (this.#state.output === null) throw new ProgramError('NOT_COMPILED')
     return this.#state.output
@@ -181,6 +183,7 @@ export class Program {
 
   /** tileirasProgramRelease: drops the output, kills a running compile; status 4 when already released. */
   release(): void {
+    if (!isProgram(this)) throw new ProgramError('PROGRAM_NULL')
     this.#requireLive()
     this.#state.release()
   }

@@ -306,9 +306,11 @@ function targetImage(config: ResolvedConfig, gpuName: string, run: PtxasRun, ptx
  * in a file name starts no comment.
  */
 export function ptxTarget(ptx: string): string | undefined {
-  const code = ptx.replace(/"(?:[^"\\\n]|\\.)*"|\/\*[\s\S]*?(?:\*\/|$)|\/\/[^\n]*/g, (token) =>
-    token.startsWith('"') ? token : token.replace(/[^\n]/g, ' '))
-  return /^\s*\.target\s+(sm_[0-9]+[af]?)\b/m.exec(code)?.[1]
+  // Comments and strings are stepped over, and the scan stops at the first .target: it is near the
+  // top of a module, which can be hundreds of MB.
+  const token = /\/\*[\s\S]*?(?:\*\/|$(?![\s\S]))|\/\/[^\n]*|"(?:[^"\\\n]|\\.)*"|^[ \t]*\.target[ \t]+(sm_[0-9]+[af]?)\b/gm
+  for (let m = token.exec(ptx); m !== null; m = token.exec(ptx)) if (m[1] !== undefined) return m[1]
+  return undefined
 }
 
 async function wrapTargets(
