@@ -305,6 +305,12 @@ void MeasuredTargetReapedFirst(const char *helper) {
   bool exited = l.stage == Stage::None && waitid(P_PID, l.pid, &info, WEXITED | WNOWAIT) == 0;
   bool started = exited && AwaitHelperStart(l);
   int openErr = errno;
+  if (!started && l.stage == Stage::Spawn && l.err != ETIMEDOUT && l.err != EPROTO) {
+    // pidfd_open itself failed (valgrind has none: ENOSYS): the start is refused, the helper ended
+    // (waiter.cc, AdoptHelperStart), so there is no target to ask about.
+    std::printf("# skip: a target reaped before its pidfd is opened (pidfd_open: %s)\n", strerror(l.err));
+    return;
+  }
   if (started && l.targetPidfd < 0 && openErr != ESRCH) {
     std::printf("# skip: a target reaped before its pidfd is opened (pidfd_open: %s)\n", strerror(openErr));
   } else {
