@@ -167,23 +167,28 @@ void CloseLaunched(Launched &child) {
   CloseFd(child.stderrR);
 }
 
+// A start refused: the helper (killed first when `kill`) reaped, and the launch failed at `stage`
+// with `err`, no pid. False, for AdoptHelperStart to return.
+bool RefuseStart(Launched &child, bool kill, Stage stage, int err, bool closeFds) {
+  if (kill) ::kill(child.pid, SIGKILL);
+  int status;
+  struct rusage usage;
+  Reap(child.pid, status, usage);
+  child.pid = 0;
+  child.targetPid = 0;
+  child.stage = stage;
+  child.err = err;
+  if (closeFds) CloseLaunched(child);
+  return false;
+}
+
 }  // namespace
 
 bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, bool closeFds) {
   CloseFd(child.targetSlot);  // the place held for the target's pidfd, taken by it below
-  if (!report) {
-    // No start: the helper is gone without one, or stuck. It is not left running (its target, if
-    // any, dies with it: PR_SET_PDEATHSIG).
-    kill(child.pid, SIGKILL);
-    int status;
-    struct rusage usage;
-    Reap(child.pid, status, usage);
-    child.pid = 0;
-    child.stage = Stage::Spawn;
-    child.err = rc == 0 ? ETIMEDOUT : EPROTO;
-    if (closeFds) CloseLaunched(child);
-    return false;
-  }
+  // No start: the helper is gone without one, or stuck. It is not left running (its target, if
+  // any, dies with it: PR_SET_PDEATHSIG).
+  if (!report) return RefuseStart(child, true, Stage::Spawn, rc == 0 ? ETIMEDOUT : EPROTO, closeFds);
   if (report->kind == TH_REPORT_STARTED) {
     child.targetPid = report->pid;
     child.targetPidfd = static_cast<int>(syscall(SYS_pidfd_open, report->pid, 0));
@@ -198,16 +203,7 @@ bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, b
       // whose own pidfd could not be had (launcher.cc): ended now, and said, rather than kept
       // with signals that may reach a stranger. The target dies with its helper (PR_SET_PDEATHSIG,
       // which a set-user-ID target has lost at its exec: that one is left running, untracked).
-      kill(child.pid, SIGKILL);
-      int status;
-      struct rusage usage;
-      Reap(child.pid, status, usage);
-      child.pid = 0;
-      child.targetPid = 0;
-      child.stage = Stage::Spawn;
-      child.err = openErr;
-      if (closeFds) CloseLaunched(child);
-      return false;
+      return RefuseStart(child, true, Stage::Spawn, openErr, closeFds);
     }
     // Or the pid is another process's by now: the target was reaped and its pid reused before
     // this report was taken (a loop held up, a pid space that wraps quickly). A pidfd is only the
@@ -222,14 +218,8 @@ bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, b
     return true;
   }
   // The helper could not create the target (FORK_FAILED): as a launch whose fork failed.
-  child.stage = report->kind == TH_REPORT_FORK_FAILED ? Stage::Fork : Stage::Spawn;
-  child.err = report->kind == TH_REPORT_FORK_FAILED ? report->err : EPROTO;
-  int status;
-  struct rusage usage;
-  Reap(child.pid, status, usage);
-  child.pid = 0;
-  if (closeFds) CloseLaunched(child);
-  return false;
+  bool forkFailed = report->kind == TH_REPORT_FORK_FAILED;
+  return RefuseStart(child, false, forkFailed ? Stage::Fork : Stage::Spawn, forkFailed ? report->err : EPROTO, closeFds);
 }
 
 bool AwaitHelperStart(Launched &child) {

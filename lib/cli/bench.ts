@@ -19,6 +19,7 @@ import { spawnFailureMessage } from '../spawn-failure.js'
 import { CHILD_OPTIONS, checkChildSpec, childSpecOf, defaultChildOptions, takeChildOption, type ChildOptions } from './child-options.js'
 import { combinations, parametersOf, substitute, type ParameterOption, type ParameterValues } from './bench-parameters.js'
 import { UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { readAtMost } from './input.js'
 import { OutputRefused, errnoText, fileIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
 import { HARNESS_FAILURE } from './status.js'
 
@@ -199,38 +200,19 @@ const MAX_BASELINE_BYTES = 64 * 1024 * 1024
 
 /** A --compare baseline, read and checked before any run is spent. */
 function baselineOf(file: string): BenchOptions['compare'] {
-  let bytes: Buffer
+  let bytes: Buffer | null
   try {
     bytes = readAtMost(file, MAX_BASELINE_BYTES)
   } catch (error) {
     throw new UsageError(`--compare: cannot read '${file}': ${errnoText(error)}`)
   }
-  if (bytes.length > MAX_BASELINE_BYTES) throw new UsageError(`--compare: '${file}' is over ${MAX_BASELINE_BYTES / 1024 / 1024} MiB, too large to be a bench report`)
+  if (bytes === null) throw new UsageError(`--compare: '${file}' is over ${MAX_BASELINE_BYTES / 1024 / 1024} MiB, too large to be a bench report`)
   const text = bytes.toString('utf8')
   try {
     return { file, baseline: parseBaseline(text) }
   } catch (error) {
     if (!(error instanceof BaselineRefused)) throw error
     throw new UsageError(`--compare: '${file}' ${error.message}`)
-  }
-}
-
-/** The first `limit` + 1 bytes of `file` at most (one more than the limit: it is over it). */
-function readAtMost(file: string, limit: number): Buffer {
-  const fd = fs.openSync(file, 'r')
-  try {
-    const chunks: Buffer[] = []
-    let total = 0
-    while (total <= limit) {
-      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, limit + 1 - total))
-      const n = fs.readSync(fd, chunk, 0, chunk.length, null)
-      if (n === 0) break
-      chunks.push(chunk.subarray(0, n))
-      total += n
-    }
-    return Buffer.concat(chunks)
-  } finally {
-    fs.closeSync(fd)
   }
 }
 

@@ -3,7 +3,6 @@
 // Exit status is the Program status (docs/toolchain-contract.md, "The Program handle"): 0 ok,
 // 2 configuration, 3 not PTX, 5 compile failed.
 // ptxas's stderr reaches our stderr verbatim; everything else we say is one line per message.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { parse } from 'node:path'
 import {
   Program, ProgramError, checkGpuTargets, defaultHostArch, DEFAULT_DUMP_SASS_COMMAND,
@@ -14,6 +13,7 @@ import { ptxasOptionTokens } from '../cuda/ptxas-options.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
+import { readAtMost } from './input.js'
 import { OutputRefused, errnoText, inputIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
 import { CONFIGURATION, COMPILE_FAILED } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
@@ -201,29 +201,6 @@ export function parseCompileArgs(argv: readonly string[]): CompileArgs {
 /** The most an INPUT may hold: a file is refused by its size, a stream (/dev/zero, `yes |`) once past it. */
 const MAX_INPUT_BYTES = 2 ** 30
 
-/** The whole of `file` (a path, or fd 0), or null when it holds more than MAX_INPUT_BYTES. */
-function readInput(file: string | 0): Buffer | null {
-  const fd = file === 0 ? 0 : openSync(file, 'r')
-  try {
-    const stat = fstatSync(fd)
-    if (stat.isFile() && stat.size > MAX_INPUT_BYTES) return null
-    // One buffer read into, and each read's bytes copied out: a pipe gives 64 KiB a read, and a
-    // fresh buffer a read would hold 1 MiB of address space for each.
-    const scratch = Buffer.allocUnsafe(1 << 20)
-    const chunks: Buffer[] = []
-    let total = 0
-    for (;;) {
-      const n = readSync(fd, scratch, 0, Math.min(scratch.length, MAX_INPUT_BYTES + 1 - total), null)
-      if (n === 0) return Buffer.concat(chunks, total)
-      chunks.push(Buffer.from(scratch.subarray(0, n)))
-      total += n
-      if (total > MAX_INPUT_BYTES) return null
-    }
-  } finally {
-    if (fd !== 0) closeSync(fd)
-  }
-}
-
 export async function compileCommand(argv: readonly string[]): Promise<number> {
   const args = parseCompileArgs(argv)
   const targets = args.gpuName.split(',')
@@ -238,7 +215,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     const fromStdin = args.input === '-'
     try {
       // fd 0 itself: process.stdin would make a stream of it, which may set it non-blocking.
-      const read = readInput(fromStdin ? 0 : args.input)
+      const read = readAtMost(fromStdin ? 0 : args.input, MAX_INPUT_BYTES)
       if (read === null) return refused(CONFIGURATION, `cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: it is over ${MAX_INPUT_BYTES / 2 ** 30} GiB, more than any PTX module`, args.json)
       input = read
     } catch (error) {

@@ -215,6 +215,10 @@ const CONFIG_KEYS = [
   'input', 'gpuName', 'embedPtx', 'optLevel', 'deviceDebug', 'lineinfo', 'relocatable', 'ptxasOptions', 'hostArch', 'hostOs',
   'sanitize', 'dumpSassCommand', 'timeout', 'allowAnyTarget', 'name', 'onDiagnostic', 'env', 'ptxas', 'tempRoot', 'inputName',
 ] as const satisfies ReadonlyArray<keyof ProgramConfig>
+// Every field, not only valid ones: a field left out of the list would be dropped from the config
+// create reads, silently. This fails to compile while one is missing.
+const EVERY_CONFIG_KEY: [Exclude<keyof ProgramConfig, (typeof CONFIG_KEYS)[number]>] extends [never] ? true : never = true
+void EVERY_CONFIG_KEY
 
 export function resolveConfig(given: ProgramConfig | null | undefined): { resolved: ResolvedConfig; ptx: string } {
   if (given === null || given === undefined) throw new ProgramError('CONFIGURATION_NULL')

@@ -23,29 +23,24 @@ t.test('a traced child that exits does not hold the event loop', { skip }, async
   t.same(j.leftChildren, [], 'no child left')
 })
 
-t.test("a worker's teardown does not wait for a tracer to let its child go", { skip }, async t => {
-  const r = await runFixture('traced-child.mjs', ['worker'], { timeoutMs: 60000 })
-  const j = assertHealthy(t, r)
-  if (!j) return
-  if (j.refused) return t.skip(`ptrace refused here (${j.refused}): a traced child cannot be made`)
-  t.equal(j.heldAtTerminate, true, 'terminate() resolved while the tracer still held the child')
-  t.equal(j.stateAtTerminate, 'zombie', 'the teardown killed it')
-  t.equal(j.letGo, 'eof', 'the tracer was let go by the test (not by its own 20 s fail-safe)')
-  t.equal(j.reaped, true, 'the reaper thread reaped it once the tracer was gone')
-  t.same(j.leftChildren, [], 'no child left')
-  t.equal(j.after, 7, 'the main thread still spawns afterwards')
-})
-
-t.test("a worker torn down while its loop waits to reap a traced child's zombie", { skip }, async t => {
-  const r = await runFixture('traced-child.mjs', ['worker-exited'], { timeoutMs: 60000 })
-  const j = assertHealthy(t, r)
-  if (!j) return
-  if (j.refused) return t.skip(`ptrace refused here (${j.refused}): a traced child cannot be made`)
-  t.equal(j.settled, false, 'no result was given while the zombie could not be reaped')
-  t.equal(j.heldAtTerminate, true, 'terminate() resolved while the tracer still held the zombie')
-  t.equal(j.stateAtTerminate, 'zombie', 'it was still a zombie then')
-  t.equal(j.letGo, 'eof', 'the tracer was let go by the test (not by its own 20 s fail-safe)')
-  t.equal(j.reaped, true, 'the reaper thread reaped it once the tracer was gone')
-  t.same(j.leftChildren, [], 'no child left')
-  t.equal(j.after, 7, 'the main thread still spawns afterwards')
-})
+// The worker is terminated while its child runs (worker: the teardown kills it), or once the child
+// has exited and the worker's loop is asking again to reap its zombie (worker-exited).
+const WORKER_CASES = [
+  { mode: 'worker', name: "a worker's teardown does not wait for a tracer to let its child go", held: 'the child', state: 'the teardown killed it' },
+  { mode: 'worker-exited', name: "a worker torn down while its loop waits to reap a traced child's zombie", held: 'the zombie', state: 'it was still a zombie then' },
+]
+for (const c of WORKER_CASES) {
+  t.test(c.name, { skip }, async t => {
+    const r = await runFixture('traced-child.mjs', [c.mode], { timeoutMs: 60000 })
+    const j = assertHealthy(t, r)
+    if (!j) return
+    if (j.refused) return t.skip(`ptrace refused here (${j.refused}): a traced child cannot be made`)
+    if (c.mode === 'worker-exited') t.equal(j.settled, false, 'no result was given while the zombie could not be reaped')
+    t.equal(j.heldAtTerminate, true, `terminate() resolved while the tracer still held ${c.held}`)
+    t.equal(j.stateAtTerminate, 'zombie', c.state)
+    t.equal(j.letGo, 'eof', 'the tracer was let go by the test (not by its own 20 s fail-safe)')
+    t.equal(j.reaped, true, 'the reaper thread reaped it once the tracer was gone')
+    t.same(j.leftChildren, [], 'no child left')
+    t.equal(j.after, 7, 'the main thread still spawns afterwards')
+  })
+}
