@@ -16,7 +16,8 @@
         "native/path-open.cc",
         "native/launcher.cc",
         "native/alarm.cc",
-        "native/waiter.cc"
+        "native/waiter.cc",
+        "native/launch-thread.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

@@ -18,6 +18,7 @@
 #include <termios.h>
 #include <uv.h>
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,7 @@
 #include "addon.h"
 #include "exit-clock.h"
 #include "js-call.h"
+#include "launch-thread.h"
 #include "path-open.h"
 
 namespace th {
@@ -43,7 +45,11 @@ class ChildHandle;
 // How long an environment's teardown waits, in all, for its SIGKILLed children to exit before
 // it hands those left to the reaper thread (AsyncChild::Abandon).
 constexpr double kAbandonWaitMs = 1000;
+// How long the process's exit waits for launches under way on the launcher threads (a launch ends
+// once its child has exec'd: well under a millisecond, unless its exec is stuck on a file system).
+constexpr double kExitLaunchWaitMs = 1000;
 void DetachHandle(ChildHandle *handle);
+void OnLaunchesBack(uv_async_t *async);
 
 // The children of one Node environment (main thread or worker), for its teardown. Lives until
 // the environment's cleanup hook has run and the last child's handles have closed.
@@ -73,6 +79,35 @@ struct EnvChildren {
     return static_cast<double *>(data);
   }
 
+  // Launches on the launcher thread (launch-thread.h). The thread gives each job back into
+  // `launchedBack` and wakes the loop through `launchAsync`; `launching` counts those not back
+  // yet, for the teardown, which waits for them. `awaiting`, the loop's own count of jobs not yet
+  // taken, holds the loop alive meanwhile (launchAsync is referenced only then).
+  std::mutex launchMutex;
+  std::condition_variable launchBack;
+  std::vector<LaunchJob *> launchedBack;
+  size_t launching = 0;
+  size_t awaiting = 0;
+  uv_async_t launchAsync{};
+  bool launchAsyncOpen = false;
+
+  // launchAsync, made on the loop's thread when the first launch leaves it. It counts as a child
+  // for the teardown: the environment goes once it is closed.
+  bool OpenLaunchAsync(uv_loop_t *loop) {
+    if (launchAsyncOpen) return true;
+    if (uv_async_init(loop, &launchAsync, OnLaunchesBack) != 0) return false;
+    launchAsync.data = this;
+    uv_unref(reinterpret_cast<uv_handle_t *>(&launchAsync));
+    launchAsyncOpen = true;
+    alive++;
+    return true;
+  }
+  static void OnLaunchAsyncClosed(uv_handle_t *h) {
+    EnvChildren *self = static_cast<EnvChildren *>(h->data);
+    self->alive--;
+    self->MaybeFinishTeardown();
+  }
+
   // The hook is done once no child is left: tell Node, and go.
   void MaybeFinishTeardown() {
     if (!tearingDown || alive > 0) return;
@@ -94,6 +129,8 @@ ExitKillList &KillOnExit() {
   return *list;
 }
 void KillAllAtExit() {
+  // A launch under way on a launcher thread ends with its child on the list (OnLaunchedOffLoop).
+  HoldLaunchesForExit(kExitLaunchWaitMs);
   ExitKillList &list = KillOnExit();
   if (!list.mutex.try_lock()) return;  // another thread is mid-update while the process exits
   for (const auto &entry : list.children) SignalChild(entry.second, SIGKILL);
@@ -110,7 +147,7 @@ class AsyncChild {
   // launch failed at once, the result is ready (Raw). Running: the child runs, or its { path }
   // targets are being opened; the result comes through onDone.
   Started Start(Napi::Object spec, Napi::Value numbers, Napi::Value input, Napi::Value onDone, Napi::Value onData,
-                Napi::Value onStdin, Napi::Value onWritable) {
+                Napi::Value onStdin, Napi::Value onWritable, bool wantHandle) {
     size_t maxBuffer = SIZE_MAX;
     ParseSpec(Napi::Env(env_), spec, numbers, input, spec_, opts_, maxBuffer);
     // This waiter watches the child's pidfd for its exit, always.
@@ -124,6 +161,9 @@ class AsyncChild {
     onStdin_.Hold(env_, onStdin, "tileharness:child");
     onWritable_.Hold(env_, onWritable, "tileharness:child");
     start_ = NowNs();
+    uv_loop_t *loop = nullptr;
+    napi_get_uv_event_loop(env_, &loop);
+    loop_ = loop;
     std::unique_ptr<PathOpener> opener;
     if (PathOpener::Needed(spec_)) {
       if (HoldCallerFds()) opener = PathOpener::Start(spec_, child_);
@@ -132,15 +172,12 @@ class AsyncChild {
         SettleFailedLaunch(child_, outcome_);
         return Started::Failed;
       }
-    } else if (!LaunchNow()) {
+    } else if (!LaunchOffLoopIfBusy(wantHandle) && !LaunchNow()) {
       SettleFailedLaunch(child_, outcome_);
       return Started::Failed;
     }
 
     // From here on the object is owned by its uv handles.
-    uv_loop_t *loop = nullptr;
-    napi_get_uv_event_loop(env_, &loop);
-    loop_ = loop;
     owner_->alive++;
     owner_->live.insert(this);
     uv_timer_init(loop, &timer_);
@@ -158,6 +195,8 @@ class AsyncChild {
       opener_ = std::move(opener);
       Watch(&openPoll_, opener_->fd(), UV_READABLE, OnOpened);
       openPolling_ = true;
+    } else if (launching_) {
+      // Watched once the launcher thread gives it back (AdoptLaunch).
     } else {
       WatchChild();
       if (spec_.measure) BeginStart();
@@ -344,6 +383,88 @@ class AsyncChild {
     return child_.stage == Stage::None;
   }
 
+  // With other children of this environment in flight, the launch goes to the launcher thread
+  // (launch-thread.h), and the loop gets on with theirs meanwhile; alone, it is made here, where
+  // it costs no hand-over between threads (a sequence of awaited spawns waits for each anyway).
+  // Only a child nothing in JavaScript can reach before its result: no handle (so no kill(),
+  // abort, pid or stream), no measuring helper, no terminal. The caller's fds it is given are
+  // copied first, as for a { path } opening: the call returns before the launch. True when the
+  // launch has left; false: launch here.
+  bool LaunchOffLoopIfBusy(bool wantHandle) {
+    if (wantHandle || spec_.measure || terminal_ || owner_->live.empty() || owner_->tearingDown) return false;
+    if (!owner_->OpenLaunchAsync(loop_)) return false;
+    StdioSpec io[3] = {spec_.io[0], spec_.io[1], spec_.io[2]};
+    std::vector<ExtraFd> extraFds = spec_.extraFds;
+    if (!HoldCallerFds()) {
+      ReleaseCallerFds();
+      for (int i = 0; i < 3; i++) spec_.io[i] = io[i];
+      spec_.extraFds = extraFds;
+      child_ = Launched();
+      return false;
+    }
+    job_.spec = &spec_;
+    job_.context = this;
+    job_.done = OnLaunchedOffLoop;
+    {
+      std::lock_guard<std::mutex> lock(owner_->launchMutex);
+      owner_->launching++;
+    }
+    if (!LaunchOffLoop(&job_)) {
+      std::lock_guard<std::mutex> lock(owner_->launchMutex);
+      owner_->launching--;
+      ReleaseCallerFds();
+      for (int i = 0; i < 3; i++) spec_.io[i] = io[i];
+      spec_.extraFds = extraFds;
+      return false;
+    }
+    if (owner_->awaiting++ == 0) uv_ref(reinterpret_cast<uv_handle_t *>(&owner_->launchAsync));
+    launching_ = true;
+    return true;
+  }
+
+  // On the launcher thread: the job is back to the environment's loop (OnLaunchesBack). Only the
+  // environment's launch state is touched here, under its lock.
+  static void OnLaunchedOffLoop(LaunchJob *job) {
+    AsyncChild *self = static_cast<AsyncChild *>(job->context);
+    EnvChildren *owner = self->owner_;
+    // killOnExit from the moment the child exists: the process may exit before the loop takes it
+    // (KillAllAtExit waits for this). WatchChild puts it there again, the same entry.
+    if (job->result.stage == Stage::None && self->spec_.deathSignal) {
+      std::lock_guard<std::mutex> lock(KillOnExit().mutex);
+      KillOnExit().children[self] = SignalTarget(job->result, self->opts_.group);
+    }
+    std::lock_guard<std::mutex> lock(owner->launchMutex);
+    owner->launchedBack.push_back(job);
+    owner->launching--;
+    uv_async_send(&owner->launchAsync);
+    owner->launchBack.notify_all();
+  }
+
+ public:
+  // On the loop's thread, the launch is back: the child is watched as one launched here would
+  // have been, and a deadline that came meanwhile acts now. In the environment's teardown
+  // (tearingDown) nothing calls into JavaScript: a child that runs is watched, for the teardown
+  // to kill and reap; a launch that failed has no result to give.
+  void AdoptLaunch(bool tearingDown) {
+    launching_ = false;
+    child_ = job_.result;
+    exitKey_ = job_.exitKey;
+    ReleaseCallerFds();
+    if (child_.stage != Stage::None) {
+      if (tearingDown) {
+        done_ = true;
+        return;
+      }
+      SettleFailedLaunch(child_, outcome_);
+      Finish();
+      return;
+    }
+    WatchChild();
+    if (deadlineDue_ && !tearingDown) OnDeadline(&timer_);
+  }
+
+ private:
+
   // With { path } targets the launch waits for their opens, and the caller's JavaScript runs on
   // meanwhile: it may close the fds it gave (stdio fds, `fds` entries) as soon as the call has
   // returned, as child_process allows, and open others that get the same numbers. The child is
@@ -456,7 +577,7 @@ class AsyncChild {
     Watch(&pidPoll_, child_.pidfd, UV_READABLE, OnPidfd);
     // The exit clock is for the lifetime of an unmeasured child; a measured one's is its helper's
     // figure, clocked beside the target, so its exit needs no stamp (and costs no thread wake-up).
-    if (!spec_.measure) exitKey_ = WatchExit(child_.pidfd);
+    if (!spec_.measure && exitKey_ == 0) exitKey_ = WatchExit(child_.pidfd);
     if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
     if (child_.stdinW >= 0) {
@@ -667,6 +788,11 @@ class AsyncChild {
 
   static void OnDeadline(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
+    if (self->launching_) {
+      // The launcher thread has not given the child back yet: the deadline acts once it has.
+      self->deadlineDue_ = true;
+      return;
+    }
     if (!self->opener_ && HasExited(self->ref_)) {
       // It exited before its deadline; the loop just got to the timer first (the pidfd's event
       // is in the same turn, or the loop was busy). Reported as what happened first: an exit.
@@ -884,6 +1010,9 @@ class AsyncChild {
   Launched child_;
   ChildRef ref_;
   std::unique_ptr<PathOpener> opener_;
+  LaunchJob job_;          // the launch on the launcher thread (LaunchOffLoopIfBusy)
+  bool launching_ = false;  // job_ is there, not yet given back
+  bool deadlineDue_ = false;  // the deadline came while launching_
   std::vector<int> held_;  // copies of the caller's fds, until the launch (HoldCallerFds)
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
@@ -987,10 +1116,38 @@ struct AddonData {
   EnvChildren *children = nullptr;
 };
 
+// The launches the launcher thread has given back, taken on the loop's thread.
+void OnLaunchesBack(uv_async_t *async) {
+  EnvChildren *owner = static_cast<EnvChildren *>(async->data);
+  std::vector<LaunchJob *> back;
+  {
+    std::lock_guard<std::mutex> lock(owner->launchMutex);
+    back.swap(owner->launchedBack);
+  }
+  for (LaunchJob *job : back) {
+    if (--owner->awaiting == 0) uv_unref(reinterpret_cast<uv_handle_t *>(async));
+    static_cast<AsyncChild *>(job->context)->AdoptLaunch(false);
+  }
+}
+
 void TearDown(napi_async_cleanup_hook_handle handle, void *arg) {
   EnvChildren *children = static_cast<EnvChildren *>(arg);
   children->hook = handle;
   children->tearingDown = true;
+  // Launches still on the launcher thread are waited for (a launch ends once its child has
+  // exec'd or failed to), and their children taken, to be killed and reaped with the rest.
+  if (children->launchAsyncOpen) {
+    std::vector<LaunchJob *> back;
+    {
+      std::unique_lock<std::mutex> lock(children->launchMutex);
+      children->launchBack.wait(lock, [children] { return children->launching == 0; });
+      back.swap(children->launchedBack);
+    }
+    for (LaunchJob *job : back) static_cast<AsyncChild *>(job->context)->AdoptLaunch(true);
+    children->awaiting = 0;
+    children->launchAsyncOpen = false;
+    uv_close(reinterpret_cast<uv_handle_t *>(&children->launchAsync), EnvChildren::OnLaunchAsyncClosed);
+  }
   std::set<AsyncChild *> live;
   live.swap(children->live);
   for (AsyncChild *c : live) c->Doom();
@@ -1022,7 +1179,7 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo &info) {
   Napi::Value onStdin = info.Length() > 5 ? info[5] : env.Null();
   Napi::Value onWritable = info.Length() > 6 ? info[6] : env.Null();
   bool wantHandle = info.Length() <= 7 || info[7].ToBoolean().Value();
-  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], info[3], onData, onStdin, onWritable) == AsyncChild::Started::Failed) {
+  if (child->Start(info[0].As<Napi::Object>(), info[1], info[2], info[3], onData, onStdin, onWritable, wantHandle) == AsyncChild::Started::Failed) {
     napi_value result[2];
     if (!child->Result(result)) throw Napi::Error::New(env, "spawnAsync: the result could not be handed over");
     Napi::Object out = Napi::Object::New(env);

@@ -8,6 +8,24 @@ import type { Launcher } from '../lib/index.js'
 
 export const LAUNCHERS: Launcher[] = ['posix_spawn', 'fork']
 
+/**
+ * A shell script (`sh -c`) that reports everything a program can observe about how it was started:
+ * argv, cwd, environment, open fds, signal dispositions and mask, stdin, umask; then exits 7. Run it
+ * in a directory it may write (fds.txt).
+ */
+export const START_PROBE = [
+  'echo "argv: $0 $*"',
+  'echo "cwd: $(pwd)"',
+  'echo "env: $(env | sort | tr "\\n" " ")"',
+  // ls is forked with only a redirection: the shell holds no pipe of its own while ls lists it.
+  'ls /proc/$$/fd > fds.txt; echo "fds: $(tr "\\n" " " < fds.txt)"',
+  'grep -E "^Sig(Ign|Blk|Cgt)" /proc/$$/status | tr "\\t" " "',
+  'echo "stdin: $(cat)"',
+  'echo "to stderr" >&2',
+  'echo "umask: $(umask)"',
+  'exit 7',
+].join('\n')
+
 /** A private temp directory, removed when the test ends. */
 export function tempDir(t: { teardown(fn: () => void): void }, prefix = 'tileharness-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))

@@ -317,7 +317,7 @@ try {
           [`control: tileharness one at a time (${r.idleReapedMs.length} children, loop idle): exited`, ...dist(r.idleReapedMs)],
         ]) +
         `\n\nA deadline is a uv timer on the main loop, so it fires only when the loop is free: with ${r.concurrency} children ` +
-        `started back to back, each launch holds the loop until its child has exec'd (a CLONE_VFORK launch), and part of the lateness above is that queue; ` +
+        `started back to back, the first is launched on the loop and the rest on the launcher threads, whose children the loop then takes back one by one, and part of the lateness above is that queue; ` +
         `the control row is the same timer with an idle loop. The gap between the first two rows is the loop's queue after the exit. child_process's timeout is a JS timer behind the same queue plus its own spawn cost.`)
     }
   }
@@ -415,7 +415,7 @@ try {
         `Starts are paced by the loop, one per turn, as a server starting a child per request would: the figure is what one start holds the loop for. ` +
         `child_process runs fewer children: each of its spawns copies the parent's page tables. ` +
         `The floor is this loop with nothing to do while \`xargs -P ${r.inFlight}\` (another process) runs the same children: what their own start-up and exit cost a loop on this machine's ${os.cpus().length} CPUs, whoever starts them. ` +
-        `Loop busy: the share of the wall the loop was not waiting for events (\`performance.eventLoopUtilization\`). A start holds the loop: how long each start's call took to return, p50 / p99; a launch returns once the child has exec'd (the fork path's CLONE_VFORK wait, child_process's fork and exec), so with the CPUs busy with the other children this is most of what the loop does.\n\n` +
+        `Loop busy: the share of the wall the loop was not waiting for events (\`performance.eventLoopUtilization\`). A start holds the loop: how long each start's call took to return, p50 / p99. child_process's returns once its child has exec'd (its fork and exec); with the CPUs busy with the other children, that is most of what its loop does. tileharness's, with other children in flight, returns once the launch is queued for a launcher thread (native/launch-thread.h), which waits for the exec instead.\n\n` +
         table(['Method', 'Children', 'Wall', 'Samples', 'Delay p50', 'Delay p99', 'Delay max', 'Loop busy', 'A start holds the loop (p50 / p99)'], [
           line('idle loop (control)', r.idle),
           line(`floor: idle loop, children started by \`xargs -P ${r.inFlight}\``, r.elsewhere),

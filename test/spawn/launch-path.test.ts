@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
 import type { ChildResult, ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, eachPath, tempDir } from '../helpers.js'
+import { REPO_ROOT, START_PROBE, eachPath, tempDir } from '../helpers.js'
 
 t.test("'auto' takes the fork path for killOnExit (the default), setsid, rlimits, ids, umask or cpus; else posix_spawn", t => eachPath(t, '', async (t, { run }) => {
   const rows: Array<[Partial<ChildSpec>, string]> = [
@@ -28,21 +28,8 @@ t.test("'auto' takes the fork path for killOnExit (the default), setsid, rlimits
 t.test('forcing either launcher, measured or not, gives the same observable child', async t => {
   const dir = tempDir(t)
   fs.writeFileSync(`${dir}/in`, 'stdin contents\n')
-  // The child reports everything a program can observe about how it was started.
-  const probe = [
-    'echo "argv: $0 $*"',
-    'echo "cwd: $(pwd)"',
-    'echo "env: $(env | sort | tr "\\n" " ")"',
-    // ls is forked with only a redirection: the shell holds no pipe of its own while ls lists it.
-    'ls /proc/$$/fd > fds.txt; echo "fds: $(tr "\\n" " " < fds.txt)"',
-    'grep -E "^Sig(Ign|Blk|Cgt)" /proc/$$/status | tr "\\t" " "',
-    'echo "stdin: $(cat)"',
-    'echo "to stderr" >&2',
-    'echo "umask: $(umask)"',
-    'exit 7',
-  ].join('\n')
   const spec: ChildSpec = {
-    file: 'sh', argv0: 'probe', args: ['-c', probe, 'probe', 'a b', 'c'], cwd: dir,
+    file: 'sh', argv0: 'probe', args: ['-c', START_PROBE, 'probe', 'a b', 'c'], cwd: dir,
     env: { PATH: process.env.PATH!, LANG: 'C', X: 'y z' }, stdin: { path: `${dir}/in` },
   }
   const strip = ({ pid, launcher, durationMs, rusage, rusageSource, ...rest }: ChildResult) => rest

@@ -1,0 +1,103 @@
+// The launcher thread (launch-thread.h). It lives for the rest of the process once started: a
+// fork-path child's PR_SET_PDEATHSIG fires when the thread that created it ends, not the process,
+// so a thread that stopped would kill its children. Its state is never destroyed, since the
+// process may exit at any moment while it launches.
+#include "launch-thread.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "exit-clock.h"
+
+namespace th {
+namespace {
+
+struct Launcher {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<LaunchJob *> queue;
+  bool running = false;
+  bool exiting = false;  // HoldLaunchesForExit: nothing more is launched
+  int inProgress = 0;
+  std::condition_variable idle;
+
+  void Run() {
+    pthread_setname_np(pthread_self(), kLauncherThreadName);
+    for (;;) {
+      LaunchJob *job;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [this] { return !exiting && !queue.empty(); });
+        job = queue.front();
+        queue.pop_front();
+        inProgress++;
+      }
+      job->result = Launch(*job->spec);
+      // Stamped from here, not once the loop has taken the child: it may exit before then.
+      if (job->result.stage == Stage::None && !job->spec->measure) job->exitKey = WatchExit(job->result.pidfd);
+      job->done(job);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (--inProgress == 0) idle.notify_all();
+    }
+  }
+};
+
+// As many launcher threads as this process may use CPUs, up to 4. A launch is mostly a wait: the
+// launcher thread is suspended until its child has exec'd (CLONE_VFORK), and with one thread the
+// children start one after another however many CPUs are idle meanwhile.
+unsigned LauncherCount() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  int n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  return static_cast<unsigned>(std::min(std::max(n, 1), 4));
+}
+
+Launcher *TheLauncher() {
+  static Launcher *launcher = new Launcher();
+  return launcher;
+}
+
+}  // namespace
+
+void HoldLaunchesForExit(double waitMs) {
+  Launcher *launcher = TheLauncher();
+  std::unique_lock<std::mutex> lock(launcher->mutex);
+  launcher->exiting = true;
+  launcher->idle.wait_for(lock, std::chrono::duration<double, std::milli>(waitMs),
+                          [launcher] { return launcher->inProgress == 0; });
+}
+
+bool LaunchOffLoop(LaunchJob *job) {
+  Launcher *launcher = TheLauncher();
+  std::lock_guard<std::mutex> lock(launcher->mutex);
+  if (launcher->exiting) return false;
+  if (!launcher->running) {
+    // Every signal blocked on the thread from its start: a process-directed signal is never
+    // handled there, and Launch sets each child's own mask.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (unsigned i = 0; i < LauncherCount(); i++) {
+      try {
+        std::thread([launcher] { launcher->Run(); }).detach();
+        launcher->running = true;
+      } catch (...) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (!launcher->running) return false;
+  }
+  launcher->queue.push_back(job);
+  launcher->wake.notify_one();
+  return true;
+}
+
+}  // namespace th

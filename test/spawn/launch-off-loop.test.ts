@@ -1,0 +1,156 @@
+// Launches made on the launcher threads (native/launch-thread.h): a spawnChild with no handle,
+// made while other children of its environment are in flight, is started off the event loop. Its
+// child, its result and the caller's fds must be exactly as for a launch made on the loop, and a
+// deadline, a teardown or the process's exit that comes while the launch is away must still act.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { Worker } from 'node:worker_threads'
+import { spawnChild, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
+import { REPO_ROOT, START_PROBE, eventually, openFds, tempDir } from '../helpers.js'
+
+const quiet = { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' } as const
+
+/** The launcher threads of this process, by their name (native/launch-thread.h). */
+function launcherThreads(): number {
+  return fs.readdirSync('/proc/self/task').filter((tid) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'tileharness-lch'
+    } catch {
+      return false
+    }
+  }).length
+}
+
+/** Runs fn while one other child is in flight: the spawnChild calls it makes leave the loop. */
+async function withOneInFlight<T>(fn: () => Promise<T>): Promise<T> {
+  const busy = startChild({ file: 'sleep', args: ['60'], ...quiet })
+  try {
+    return await fn()
+  } finally {
+    busy.kill('SIGKILL')
+    await busy.result
+  }
+}
+
+/** Holds the event loop for ms: whatever comes meanwhile waits for the next turn. */
+function holdLoop(ms: number): void {
+  const end = performance.now() + ms
+  while (performance.now() < end) { /* on purpose */ }
+}
+
+// First in this file: each test file is a process of its own, so no launcher thread exists yet.
+t.test('a launch leaves the loop only while other children are in flight', async t => {
+  for (let i = 0; i < 5; i++) t.equal((await spawnChild({ file: 'true', ...quiet })).exitCode, 0)
+  t.equal(launcherThreads(), 0, 'awaited one at a time, every launch was made on the loop')
+  await withOneInFlight(async () => {
+    t.equal((await spawnChild({ file: 'true', ...quiet })).exitCode, 0)
+  })
+  t.ok(launcherThreads() >= 1, 'with one in flight, the next went to a launcher thread')
+})
+
+t.test('the same observable child, launched on the loop or off it', async t => {
+  const dir = tempDir(t)
+  // START_PROBE reports the signal mask too: the launcher threads block every signal, and the
+  // child must not inherit that.
+  const strip = ({ pid, durationMs, rusage, rusageSource, ...rest }: ChildResult) => rest
+  for (const launcher of ['fork', 'posix_spawn'] as const) {
+    const spec: ChildSpec = {
+      file: 'sh', argv0: 'probe', args: ['-c', START_PROBE, 'probe', 'a b', 'c'], cwd: dir, launcher,
+      env: { PATH: process.env.PATH!, LANG: 'C', X: 'y z' }, input: 'stdin contents\n', timeout: 20000,
+    }
+    const onLoop = await spawnChild(spec)
+    const offLoop = await withOneInFlight(() => spawnChild(spec))
+    t.equal(onLoop.exitCode, 7, `${launcher}: ran`)
+    t.match(onLoop.stdout.toString(), /SigBlk: 0000000000000000/, `${launcher}: no signal blocked in the child`)
+    t.same(strip(offLoop), strip(onLoop), `${launcher}: the same result apart from pid, timing and usage`)
+  }
+})
+
+t.test("the caller's fds may be closed once the call has returned", async t => {
+  const dir = tempDir(t)
+  await withOneInFlight(async () => {
+    for (const launcher of ['fork', 'posix_spawn'] as const) {
+      const first = path.join(dir, `first-${launcher}`)
+      const second = path.join(dir, `second-${launcher}`)
+      const out = fs.openSync(first, 'w')
+      const extra = fs.openSync(first + '.extra', 'w')
+      const running = spawnChild({ file: 'sh', args: ['-c', 'echo to-stdout; echo to-fd-5 >&5'], stdin: 'ignore', stdout: out, fds: { 5: extra }, launcher })
+      // Closed at once, and the numbers taken by other files: the child must still get the first.
+      fs.closeSync(out)
+      fs.closeSync(extra)
+      const reused = [fs.openSync(second, 'w'), fs.openSync(second + '.extra', 'w')]
+      const r = await running
+      reused.forEach((fd) => fs.closeSync(fd))
+      t.equal(r.exitCode, 0, `${launcher}: ran`)
+      t.equal(fs.readFileSync(first, 'utf8'), 'to-stdout\n', `${launcher}: stdout went to the file given`)
+      t.equal(fs.readFileSync(first + '.extra', 'utf8'), 'to-fd-5\n', `${launcher}: fd 5 too`)
+      t.equal(fs.readFileSync(second, 'utf8') + fs.readFileSync(second + '.extra', 'utf8'), '', `${launcher}: nothing reached the files that took their numbers`)
+    }
+  })
+})
+
+t.test('a deadline that comes while the launch is away acts once it is back', async t => {
+  await withOneInFlight(async () => {
+    // Held past the deadline: the timer runs before the loop takes the launch back, in the same turn.
+    const late = spawnChild({ file: 'sleep', args: ['60'], ...quiet, timeout: 1 })
+    holdLoop(50)
+    const r = await late
+    t.equal(r.timedOut, true, 'timed out')
+    t.equal(r.signal, 'SIGKILL', 'killed by the deadline, not left to run its 60 s')
+    t.ok(r.durationMs >= 1, 'not before its deadline')
+
+    const failed = spawnChild({ file: 'th-no-such-program-xyz', ...quiet, timeout: 1 })
+    holdLoop(50)
+    const f = await failed
+    t.equal(f.spawnError?.code, 'ENOENT', 'a launch that failed says so')
+    t.equal(f.timedOut, false, 'no child ran, so none timed out')
+  })
+})
+
+t.test('many at once: every result is its own child', async t => {
+  const fdsBefore = openFds()
+  const results: Array<Promise<boolean>> = []
+  let next = 0
+  const worker = async () => {
+    while (next < 300) {
+      const i = next++
+      const r = await spawnChild({ file: 'sh', args: ['-c', `echo ${i}; echo e${i} >&2; exit $((${i} % 7))`], input: `in${i}`, timeout: 30000 })
+      results.push(Promise.resolve(r.stdout.toString() === `${i}\n` && r.stderr.toString() === `e${i}\n` && r.exitCode === i % 7))
+    }
+  }
+  await Promise.all(Array.from({ length: 32 }, worker))
+  const exact = (await Promise.all(results)).filter(Boolean).length
+  t.equal(exact, 300, 'each of 300 results has its own output and status')
+  t.ok(await eventually(() => openFds().length === fdsBefore.length), 'no fd left behind')
+})
+
+t.test('a worker torn down with launches under way leaves no child behind', async t => {
+  const needle = `${process.pid}${Date.now()}`.slice(-9)
+  // In one tick: a child in flight, then 16 spawnChild calls, which go to the launcher threads;
+  // the worker is terminated the moment it says so.
+  const code = `
+    const { parentPort } = require('node:worker_threads')
+    const { spawnChild, startChild } = require(${JSON.stringify(REPO_ROOT)})
+    startChild({ file: 'sleep', args: ['${needle}'], stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' })
+    for (let i = 0; i < 16; i++) {
+      spawnChild({ file: 'sleep', args: ['${needle}'], stdin: 'ignore', stdout: 'pipe', stderr: 'ignore', launcher: i % 2 ? 'fork' : 'posix_spawn' }).catch(() => {})
+    }
+    parentPort.postMessage('started')
+  `
+  const sleepers = () => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8') === `sleep\0${needle}\0`
+    } catch {
+      return false
+    }
+  })
+  const fdsBefore = openFds().length
+  for (let round = 0; round < 10; round++) {
+    const w = new Worker(code, { eval: true })
+    await new Promise((resolve) => w.once('message', resolve))
+    await w.terminate()
+    t.ok(await eventually(() => sleepers().length === 0), `round ${round}: every child ended with its worker (left: ${sleepers().join(' ')})`)
+  }
+  t.ok(await eventually(() => openFds().length === fdsBefore), 'no fd left behind')
+})
