@@ -38,7 +38,7 @@ export class TempFileError extends Error {
 }
 
 /** Longest base name we accept: NAME_MAX (255 bytes) minus room for the extension. */
-const MAX_BASE_NAME_BYTES = 200
+export const MAX_BASE_NAME_BYTES = 200
 
 /** A file name from a caller: one path component, no NUL, short enough for NAME_MAX. */
 export function checkBaseName(field: string, name: unknown): string {

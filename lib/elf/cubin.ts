@@ -114,11 +114,19 @@ export function readCubin(bytes: Uint8Array): CubinSummary {
   const shstrtab = sectionNames(r, sections)
   const registers = new Map<number, number>()
   const attributes = new Map<string, KernelAttributes>()
+  // The records walked add up to at most NAME_OVERLAP_LIMIT times the input: a toolchain's
+  // sections do not overlap, and thousands of headers all naming one large region would make the
+  // walk quadratic (12,000 of them over 256 KiB took 34 s).
+  let infoBudget = NAME_OVERLAP_LIMIT * bytes.length
   for (const s of sections) {
     if (s.type !== SHT_CUDA_INFO) continue
     const name = shstrtab[s.index] ?? ''
     if (name !== '.nv.info' && !name.startsWith('.nv.info.')) continue
     const data = r.slice(s.offset, s.size, `section ${name}`)
+    infoBudget -= s.size
+    if (infoBudget < 0) {
+      throw new CubinError('ERR_CUBIN_MALFORMED', `section ${name}: the .nv.info sections overlap beyond ${NAME_OVERLAP_LIMIT} times the cubin's ${bytes.length} bytes`, s.offset)
+    }
     if (s.link !== symtab.index) {
       throw new CubinError('ERR_CUBIN_MALFORMED', `section ${name} links to section ${s.link}, not the symbol table (${symtab.index})`)
     }

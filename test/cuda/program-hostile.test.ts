@@ -98,6 +98,23 @@ t.test("the .target ptxas reads: comments and strings stepped over", async t => 
   t.equal(ptxTarget('.file 1 "a//b.cu"\n.target sm_80\n'), 'sm_80', 'a // inside a string starts no comment')
   t.equal(ptxTarget('/* never closed\n.target sm_52'), undefined, 'an unterminated comment hides the rest')
   t.equal(ptxTarget('.version 8.4\r\n.target sm_90a, texmode_independent\r\n'), 'sm_90a', 'a target list, CRLF')
+  // Layouts ptxas takes, each of which had the PTX labelled with the first gpuName instead.
+  t.equal(ptxTarget('.version 8.6\n.target\nsm_90\n'), 'sm_90', 'the target on the next line')
+  t.equal(ptxTarget('.version 8.6\n.target /* arch */ sm_90\n'), 'sm_90', 'a comment between .target and its target')
+  t.equal(ptxTarget('.version 8.6 .target sm_90\n'), 'sm_90', '.target on the line of .version')
+  t.equal(ptxTarget('.version 8.6\n.target // arch\n sm_89,debug\n'), 'sm_89', 'a line comment after .target, a list without spaces')
+  t.equal(ptxTarget('.version 8.6\n.targets sm_52\n.target sm_100\n'), 'sm_100', 'a word that only starts with .target is not it')
+})
+
+// create takes names up to 200 bytes; the fat binary's images were named `<name>.<gpu>.cubin`, and
+// any name past 186 bytes failed every multi-target or embedPtx compile once ptxas had run.
+t.test('the longest name create takes builds a fat binary', skipWithoutPtxas, async t => {
+  const name = 'k'.repeat(200)
+  const program = Program.create({ input: examplePtx('vadd', 'sm_90'), gpuName: ['sm_90', 'sm_100'], embedPtx: true, allowAnyTarget: true, name })
+  const output = await program.compile()
+  const entries = readFatbin(output.fatbin!)
+  t.same(entries.map((e) => e.kind).sort(), ['elf', 'elf', 'ptx'], 'two cubins and the PTX')
+  t.equal(entries.find((e) => e.kind === 'ptx')?.arch, 'sm_90', 'the PTX labelled with its own .target')
 })
 
 t.test('a gpuName hole is never read from a polluted Array.prototype', async t => {

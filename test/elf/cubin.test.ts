@@ -159,6 +159,44 @@ t.test('symbols sharing one long name: decoded once; suffixes of it beyond 16 ti
   t.same(few.functions.map((f) => f.name.length), [64, 63, 62, 61, 60, 59, 58, 57], 'tails shared a few times read as any names')
 })
 
+/**
+ * A cubin with one kernel symbol whose `count` .nv.info sections all cover the same `size` bytes of
+ * attribute records (EIFMT_NVAL heads of an attribute nobody reads).
+ */
+function nvInfoSharingOneRegion(count: number, size: number): Buffer {
+  const names = Buffer.from('\0.shstrtab\0.strtab\0.symtab\0.nv.info\0')
+  const strtab = 64 + 48
+  const symtab = strtab + 8
+  const records = symtab + 48
+  const shoff = records + size
+  const b = Buffer.alloc(shoff + 64 * (4 + count))
+  b.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0x41, 8], 0)
+  b.writeUInt16LE(2, 16); b.writeUInt16LE(190, 18); b.writeUInt32LE(0x6402, 48)
+  b.writeBigUInt64LE(BigInt(shoff), 40); b.writeUInt16LE(64, 58); b.writeUInt16LE(4 + count, 60); b.writeUInt16LE(1, 62)
+  names.copy(b, 64)
+  b.write('\0k\0', strtab, 'latin1')
+  b.writeUInt32LE(1, symtab + 24); b[symtab + 24 + 4] = 0x12; b[symtab + 24 + 5] = 0x10 // STT_FUNC, STO_CUDA_ENTRY
+  for (let at = records; at < records + size; at += 4) { b[at] = 1; b[at + 1] = 0x77 }
+  const section = (i: number, name: number, type: number, offset: number, length: number, link: number, entsize: number) => {
+    const at = shoff + 64 * i
+    b.writeUInt32LE(name, at); b.writeUInt32LE(type, at + 4); b.writeBigUInt64LE(BigInt(offset), at + 24)
+    b.writeBigUInt64LE(BigInt(length), at + 32); b.writeUInt32LE(link, at + 40); b.writeBigUInt64LE(BigInt(entsize), at + 56)
+  }
+  section(1, 1, 3, 64, names.length, 0, 0)
+  section(2, 11, 3, strtab, 3, 0, 0)
+  section(3, 19, 2, symtab, 48, 2, 24)
+  for (let i = 0; i < count; i++) section(4 + i, 27, 0x70000000, records, size, 3, 0)
+  return b
+}
+
+// Walked once per header: 12,000 headers over one 256 KiB region (a 0.98 MiB input) took 34 s.
+t.test('.nv.info sections that overlap beyond 16 times the input: a CubinError, not a walk of each', async (t) => {
+  t.same(readCubin(nvInfoSharingOneRegion(8, 4096)).kernels.map((k) => k.name), ['k'], 'a few overlapping sections read as any')
+  t.throws(() => readCubin(nvInfoSharingOneRegion(2000, 1 << 16)), {
+    name: 'CubinError', code: 'ERR_CUBIN_MALFORMED', message: /^section \.nv\.info: the \.nv\.info sections overlap beyond 16 times the cubin's \d+ bytes/,
+  })
+})
+
 t.test('a view of a detached buffer reads as an empty input', async (t) => {
   const buffer = new ArrayBuffer(64)
   const view = new Uint8Array(buffer)

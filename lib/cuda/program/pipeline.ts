@@ -23,7 +23,7 @@ import type { ChildResult, ChildRusage } from '../../spawn/types.js'
 import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
 import { runFatbinaryAsync, type FatbinaryInput, type FatbinaryRun } from '../fatbinary.js'
 import { runPtxasAsync, type InputRoute, type PtxasRun } from '../ptxas.js'
-import { TempFileError } from '../temp-file.js'
+import { MAX_BASE_NAME_BYTES, TempFileError } from '../temp-file.js'
 import { CUDA_ROOT_VARIABLES, findTool, type CudaTool, type Env, type ToolFinder } from '../toolkit.js'
 import type { ResolvedConfig } from './config.js'
 import { compileFailed, type ProgramTool } from './errors.js'
@@ -306,11 +306,29 @@ function targetImage(config: ResolvedConfig, gpuName: string, run: PtxasRun, ptx
  * in a file name starts no comment.
  */
 export function ptxTarget(ptx: string): string | undefined {
-  // Comments and strings are stepped over, and the scan stops at the first .target: it is near the
-  // top of a module, which can be hundreds of MB.
-  const token = /\/\*[\s\S]*?(?:\*\/|$(?![\s\S]))|\/\/[^\n]*|"(?:[^"\\\n]|\\.)*"|^[ \t]*\.target[ \t]+(sm_[0-9]+[af]?)\b/gm
-  for (let m = token.exec(ptx); m !== null; m = token.exec(ptx)) if (m[1] !== undefined) return m[1]
+  // Read as ptxas reads it: token by token, whitespace and comments between any two (`.version 8.6
+  // .target sm_90` on one line, `.target /* arch */ sm_90`, the target on the next line), strings
+  // stepped over. The scan stops at the first .target: it is near the top of a module, which can be
+  // hundreds of MB.
+  const token = /\s+|\/\*[\s\S]*?(?:\*\/|$(?![\s\S]))|\/\/[^\n]*|"(?:[^"\\\n]|\\.)*"|[^\s"/,;{}()[\]]+|[\s\S]/y
+  let afterTarget = false
+  for (let m = token.exec(ptx); m !== null; m = token.exec(ptx)) {
+    const t = m[0]
+    if (/^\s/.test(t) || t.startsWith('//') || t.startsWith('/*')) continue
+    if (afterTarget) return /^sm_[0-9]+[af]?$/.test(t) ? t : undefined
+    afterTarget = t === '.target'
+  }
   return undefined
+}
+
+/**
+ * The file name (or anonymous file's label) fatbinary is given for one of the program's images:
+ * the program's name, cut so that name and suffix keep within the base-name limit every tool
+ * runner checks. A name create accepts (up to that limit itself) had failed every multi-target
+ * compile, after ptxas had run. The name is a C identifier, one byte per character.
+ */
+function imageFileName(name: string, suffix: string): string {
+  return name.slice(0, Math.max(1, MAX_BASE_NAME_BYTES - suffix.length)) + suffix
 }
 
 async function wrapTargets(
@@ -324,9 +342,9 @@ async function wrapTargets(
   clock: OwnClock,
 ): Promise<{ fatbin: Buffer; summary: NonNullable<ProgramOutput['fatbinary']> }> {
   common.notCancelled('fatbinary')
-  const images: FatbinaryInput[] = targets.map((t) => ({ kind: 'elf', gpuName: t.gpuName, fileName: `${config.name}.${t.gpuName}.cubin`, data: t.cubin }))
+  const images: FatbinaryInput[] = targets.map((t) => ({ kind: 'elf', gpuName: t.gpuName, fileName: imageFileName(config.name, `.${t.gpuName}.cubin`), data: t.cubin }))
   if (config.embedPtx) {
-    images.push({ kind: 'ptx', gpuName: ptxTarget(ptx) ?? config.gpuName, fileName: `${config.name}.ptx`, data: ptx })
+    images.push({ kind: 'ptx', gpuName: ptxTarget(ptx) ?? config.gpuName, fileName: imageFileName(config.name, '.ptx'), data: ptx })
   }
   const fatbinaryPath = find('fatbinary', env)?.path ?? 'fatbinary'
   const run: FatbinaryRun = await clock.child(async () => {
