@@ -152,6 +152,35 @@ export function requireTimeout(value: unknown): number {
  */
 export const MAX_DELAY_MS = 2 ** 31 - 1
 
+// How every layer reads what a caller gives: an option object by its own fields, an array by its
+// own elements. A value inherited from a polluted Object.prototype or Array.prototype is as if
+// absent, never an option (a `sass` of every object, a `linkage` of every function).
+
+/** An option object's field, its own only: one inherited from a polluted Object.prototype is undefined. */
+export function own(value: object, key: string): unknown {
+  return Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined
+}
+
+/** An array's element, its own only: a hole is undefined, never Array.prototype's. */
+export function element(array: readonly unknown[], i: number): unknown {
+  return Object.hasOwn(array, i) ? array[i] : undefined
+}
+
+/**
+ * A caller's object as its own enumerable fields, each read once, in a copy without a prototype:
+ * a field the object does not have reads undefined there, never an inherited one.
+ */
+export function ownFields<T extends object>(value: T): T {
+  const copy = Object.create(null) as Record<string, unknown>
+  for (const key of Object.keys(value)) copy[key] = (value as Record<string, unknown>)[key]
+  return copy as T
+}
+
+/** An array's elements, a hole read as undefined (as `element` reads it), in a dense copy. */
+export function ownElements<T>(array: readonly T[]): Array<T | undefined> {
+  return Array.from({ length: array.length }, (_, i) => element(array, i) as T | undefined)
+}
+
 // Not an argument error: the text of a system call's failure, for the messages that report one.
 
 /** "no such file or directory (ENOENT)", from a Node errno error; its message otherwise. */

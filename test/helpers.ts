@@ -33,6 +33,21 @@ export function tempDir(t: { teardown(fn: () => void): void }, prefix = 'tilehar
   return dir
 }
 
+/**
+ * Runs `fn` with `fields` set on Object.prototype, as a polluted prototype has them, and takes them
+ * off again when it has settled, thrown or not: what the caller gave is read with every object
+ * answering them.
+ */
+export async function withPollutedPrototype<T>(fields: Record<string, unknown>, fn: () => T | Promise<T>): Promise<T> {
+  const prototype = Object.prototype as Record<string, unknown>
+  for (const [key, value] of Object.entries(fields)) prototype[key] = value
+  try {
+    return await fn()
+  } finally {
+    for (const key of Object.keys(fields)) delete prototype[key]
+  }
+}
+
 /** Writes an executable script into dir and returns its path. */
 export function script(dir: string, name: string, body: string, mode = 0o755): string {
   const file = path.join(dir, name)

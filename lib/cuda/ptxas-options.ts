@@ -5,7 +5,7 @@
 // make ptxas print something other than a cubin. An option's value is the next token unless it
 // is glued on (`--maxrregcount=32`), as ptxas parses them.
 
-import { invalidType, invalidValue, requireNoNul } from '../errors.js'
+import { invalidType, invalidValue, ownElements, requireNoNul } from '../errors.js'
 import { splitCommand } from '../split-command.js'
 import type { PtxasOption, PtxasProbe } from './probe.js'
 
@@ -33,7 +33,8 @@ const OWNED: ReadonlyArray<readonly [long: string, short: string, instead: strin
 export function ptxasOptionTokens(field: string, value: unknown): string[] {
   if (typeof value === 'string') return splitCommand(value, field)
   if (!Array.isArray(value)) throw invalidType(field, 'a string or an array of strings', value)
-  return value.map((token: unknown) => {
+  // Every index, a hole as undefined (refused): map kept the hole, and the argv read it from Array.prototype.
+  return ownElements(value).map((token: unknown) => {
     if (typeof token !== 'string') throw invalidType(field, 'a string or an array of strings', token)
     return requireNoNul(field, token)
   })

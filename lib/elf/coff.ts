@@ -47,7 +47,7 @@ const COFF_SECTION_NAMES: Readonly<Record<string, string>> = Object.freeze({ '.r
  * `<name>_sass` and `<name>_sass_size`.
  */
 export function packageCoffObject(input: HostObjectInput): Buffer {
-  const { sections, symbols } = hostObjectLayout(input)
+  const { sections, symbols, hostArch } = hostObjectLayout(input)
   const strings = new CoffStringTable()
   const names = sections.map((s) => coffName(COFF_SECTION_NAMES[s.name] ?? s.name, strings, 'section'))
   const symbolNames = symbols.map((sym) => coffName(sym.name, strings, 'symbol'))
@@ -59,7 +59,7 @@ export function packageCoffObject(input: HostObjectInput): Buffer {
   const out = Buffer.alloc(symbolTableAt + SYMBOL_SIZE * symbols.length + stringTable.length)
 
   // Pass 2: the file header, the section table and data, the symbol table, the string table.
-  out.writeUInt16LE(COFF_MACHINES[input.hostArch], 0)
+  out.writeUInt16LE(COFF_MACHINES[hostArch], 0)
   out.writeUInt16LE(sections.length, 2)
   out.writeUInt32LE(0, 4) // TimeDateStamp: none, so equal inputs give equal objects
   out.writeUInt32LE(symbolTableAt, 8)

@@ -18,6 +18,7 @@ import {
   EM_X86_64, ET_REL, EV_CURRENT, SHF_ALLOC, SHT_PROGBITS, SHT_STRTAB, SHT_SYMTAB, STB_GLOBAL,
   STT_OBJECT, STV_DEFAULT,
 } from './constants.js'
+import { own } from '../errors.js'
 import { elfRangeError, elfTypeError } from './errors.js'
 import { gnuPropertyNote, SHT_NOTE } from './gnu-property.js'
 
@@ -57,18 +58,18 @@ const CUBIN_ALIGN = 8
  * (NUL-terminated text in `.nvdisasm`) and `<name>_sass_size` (uint64_t, the length without the NUL).
  */
 export function packageHostObject(input: HostObjectInput): Buffer {
-  const { sections, symbols } = hostObjectLayout(input)
-  sections.push({ name: '.note.gnu.property', type: SHT_NOTE, flags: SHF_ALLOC, align: 8, data: gnuPropertyNote(input.hostArch) })
+  const { sections, symbols, hostArch } = hostObjectLayout(input)
+  sections.push({ name: '.note.gnu.property', type: SHT_NOTE, flags: SHF_ALLOC, align: 8, data: gnuPropertyNote(hostArch) })
   sections.push({ name: '.note.GNU-stack', type: SHT_PROGBITS, flags: 0, align: 1, data: Buffer.alloc(0) })
-  return writeRelocatable(HOST_MACHINES[input.hostArch], sections, symbols)
+  return writeRelocatable(HOST_MACHINES[hostArch], sections, symbols)
 }
 
 /**
  * What a host object holds, whatever its container (ELF here, COFF in coff.ts): its data sections,
- * all read-only, and the global symbols in them. `input` is checked first.
+ * all read-only, and the global symbols in them, and the host it is for. `input` is checked first.
  */
-export function hostObjectLayout(input: HostObjectInput): { sections: SectionSpec[]; symbols: SymbolSpec[] } {
-  const { cubin, image, sassBytes, name } = checkInput(input)
+export function hostObjectLayout(input: HostObjectInput): { sections: SectionSpec[]; symbols: SymbolSpec[]; hostArch: HostArch } {
+  const { cubin, image, sassBytes, name, hostArch } = checkInput(input)
 
   const rodataSize = alignUp(cubin.length, CUBIN_ALIGN) + 8 * (sassBytes === undefined ? 1 : 2)
   const rodata = Buffer.alloc(rodataSize)
@@ -94,16 +95,22 @@ export function hostObjectLayout(input: HostObjectInput): { sections: SectionSpe
       { name: `${name}_sass_size`, section: 1, value: sassSizeAt, size: 8 },
     )
   }
-  return { sections, symbols }
+  return { sections, symbols, hostArch }
 }
 
-function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin' | 'fatbin'; sassBytes: Uint8Array | undefined; name: string } {
+function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin' | 'fatbin'; sassBytes: Uint8Array | undefined; name: string; hostArch: HostArch } {
   if (typeof input !== 'object' || input === null) throw elfTypeError('input', 'an object { cubin, sass?, name, hostArch }', input)
-  const { sass, name, hostArch } = input
+  // The input's own fields only, each read once: a sass or fatbin inherited from a polluted
+  // Object.prototype had added <name>_sass to every object, or failed every one.
+  const given = own(input, 'cubin')
+  const fatbin = own(input, 'fatbin')
+  const sass = own(input, 'sass')
+  const name = own(input, 'name')
+  const hostArch = own(input, 'hostArch')
   // The device image: a cubin, or a fat binary (its bytes are laid out and aligned the same way).
-  const image = input.fatbin === undefined ? 'cubin' : 'fatbin'
-  if (image === 'fatbin' && input.cubin !== undefined) throw elfTypeError('cubin', 'undefined when fatbin is given', input.cubin)
-  const cubin = image === 'fatbin' ? input.fatbin : input.cubin
+  const image = fatbin === undefined ? 'cubin' : 'fatbin'
+  if (image === 'fatbin' && given !== undefined) throw elfTypeError('cubin', 'undefined when fatbin is given', given)
+  const cubin = image === 'fatbin' ? fatbin : given
   if (!(cubin instanceof Uint8Array)) throw elfTypeError(image, 'a Uint8Array or Buffer', cubin)
   if (cubin.length === 0) throw elfRangeError('ERR_ELF_INVALID_VALUE', image, 'is empty')
   if (typeof name !== 'string') throw elfTypeError('name', 'a string', name)
@@ -124,7 +131,7 @@ function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin'
     const nul = sassBytes.indexOf(0)
     if (nul !== -1) throw elfRangeError('ERR_ELF_INVALID_VALUE', 'sass', `contains a NUL byte at offset ${nul}`)
   }
-  return { cubin, image, sassBytes, name }
+  return { cubin, image, sassBytes, name, hostArch: hostArch as HostArch }
 }
 
 export interface SectionSpec {

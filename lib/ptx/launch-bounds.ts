@@ -19,6 +19,7 @@
 // The cluster directives' other prerequisites (sm_90 and PTX ISA 7.8) hold by construction: every
 // target this emitter knows is sm_90 or newer, and no accepted .version is below 7.8 for any of them
 // (checkGpuName and resolvePtxIsa reject the rest before we get here).
+import { ownFields } from '../errors.js'
 import { ptxRangeError, ptxTypeError } from './errors.js'
 import { PTX_ISA_BLOCKS_ARE_CLUSTERS, checkGpuName, comparePtxIsa, resolvePtxIsa } from './targets.js'
 import type { Dim3, LaunchBounds, PtxEntry, PtxFunction, PtxModule } from './types.js'
@@ -103,16 +104,20 @@ export interface NormalizedModule {
  * Chooses the `.version` (see resolvePtxIsa) and normalizes the directives of every function.
  * Throws for a bad target, a bad or too-old explicit version, or malformed launch bounds.
  */
-export function normalizeModule(module: PtxModule): NormalizedModule {
-  if (typeof module !== 'object' || module === null) throw ptxTypeError('module', 'a PTX module object', module)
+export function normalizeModule(given: PtxModule): NormalizedModule {
+  if (typeof given !== 'object' || given === null) throw ptxTypeError('module', 'a PTX module object', given)
+  // The module, its functions and their launch bounds by their own fields (ownFields): a version,
+  // linkage or launchBounds inherited from a polluted Object.prototype is as if absent.
+  const module = ownFields(given)
   const target = checkGpuName(module.target, 'target')
   if (!Array.isArray(module.functions)) throw ptxTypeError('functions', 'an array of functions', module.functions)
-  const functions = module.functions as readonly PtxFunction[]
+  const functions = (module.functions as readonly PtxFunction[]).map((fn) => (typeof fn === 'object' && fn !== null ? ownFields(fn) : fn))
 
   // An inferred version is raised to 9.0 when some entry keeps .blocksareclusters; an explicit one
   // is respected, and the directive is dropped instead (normalizeLaunchBounds).
   const needsBlocksAreClusters = functions.some((fn) => {
-    const b = fn?.kind === 'entry' ? fn.launchBounds : undefined
+    const declared = fn?.kind === 'entry' ? fn.launchBounds : undefined
+    const b = typeof declared === 'object' && declared !== null ? ownFields(declared) : undefined
     return b?.blocksareclusters === true && b.reqntid !== undefined && b.reqnctapercluster !== undefined
   })
   const version = resolvePtxIsa(target, module.version,
@@ -154,10 +159,11 @@ export function normalizeModule(module: PtxModule): NormalizedModule {
 }
 
 /** Checks the types and ranges of every directive value; returns a mutable copy. */
-function checkLaunchBounds(bounds: LaunchBounds, field: string): LaunchBounds {
-  if (typeof bounds !== 'object' || bounds === null || Array.isArray(bounds)) {
-    throw ptxTypeError(field, 'an object of launch bounds', bounds)
+function checkLaunchBounds(given: LaunchBounds, field: string): LaunchBounds {
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw ptxTypeError(field, 'an object of launch bounds', given)
   }
+  const bounds = ownFields(given)
   const known: ReadonlySet<string> = new Set([
     'maxntid', 'reqntid', 'minnctapersm', 'maxnreg', 'reqnctapercluster', 'explicitcluster',
     'maxclusterrank', 'blocksareclusters',
@@ -165,7 +171,9 @@ function checkLaunchBounds(bounds: LaunchBounds, field: string): LaunchBounds {
   for (const key of Object.keys(bounds)) {
     if (!known.has(key)) throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.${key}`, 'not a performance directive this emitter knows')
   }
-  const out: LaunchBounds = {}
+  // Without a prototype, as ownFields makes: the rules below read a directive not given as
+  // undefined, never an inherited one.
+  const out = Object.create(null) as LaunchBounds
   for (const key of ['maxntid', 'reqntid', 'reqnctapercluster'] as const) {
     const value = bounds[key]
     if (value !== undefined) out[key] = checkDim3(value, `${field}.${key}`)

@@ -5,7 +5,9 @@ import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
-import { MAX_DELAY_MS, badFd, describe, incompatible, invalidType, invalidValue, outOfRange } from '../errors.js'
+// Nested option objects and arrays are read by own() and element() (../errors.ts): an inherited
+// `path`, `append`, `columns` or `soft`, or an element of Array.prototype, is never read.
+import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, outOfRange, own } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { signalNumber, signalName } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
@@ -58,19 +60,6 @@ export function terminalSide(field: string, value: unknown): number {
   if (typeof value !== 'number') throw invalidType(field, 'a number', value)
   if (!Number.isInteger(value) || value < 1 || value > MAX_TERMINAL_SIDE) throw outOfRange(field, `an integer from 1 to ${MAX_TERMINAL_SIDE}`, value)
   return value
-}
-
-/**
- * A nested option object's field, its own only: one inherited from a polluted Object.prototype
- * (a `path`, `append`, `columns`, `soft`) is never read, as the spec's own fields are not.
- */
-function own(value: object, key: string): unknown {
-  return Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined
-}
-
-/** An array's element, its own only: a hole is undefined, never Array.prototype's. */
-function element(array: readonly unknown[], i: number): unknown {
-  return Object.hasOwn(array, i) ? array[i] : undefined
 }
 
 /** `terminal` as [columns, rows], or null for none. */

@@ -7,7 +7,7 @@ import { Program, ProgramError, compileMany } from '../../lib/cuda/index.js'
 import { ptxTarget } from '../../lib/cuda/program/pipeline.js'
 import { readFatbin } from '../../lib/elf/index.js'
 import { examplePtx } from '../../lib/ptx/index.js'
-import { tempDir } from '../helpers.js'
+import { tempDir, withPollutedPrototype } from '../helpers.js'
 import { MINIMAL_PTX, skipWithoutPtxas } from '../fixtures/cuda/helpers.js'
 
 const BASE = { input: MINIMAL_PTX, gpuName: 'sm_100' as const }
@@ -133,4 +133,23 @@ t.test("embedPtx labels the PTX with the .target ptxas reads, not one in a comme
   const output = await Program.create({ input: ptx, gpuName: 'sm_100', embedPtx: true }).compile()
   const entries = readFatbin(output.fatbin!).map((e) => `${e.kind}:${e.arch}`)
   t.ok(entries.includes('ptx:sm_100') && !entries.some((e) => e.endsWith('sm_52')), `the fat binary's PTX entry is for sm_100 (${entries.join(', ')})`)
+})
+
+// A config and the packager's input are read by their own fields: an inherited dumpSassCommand had
+// been run by every compile, an inherited sass packaged into every object as <name>_sass, and an
+// inherited fatbin had failed every compile ("cubin: expected undefined when fatbin is given").
+t.test('a Program compile reads nothing inherited from a polluted Object.prototype', skipWithoutPtxas, async t => {
+  const config = { input: examplePtx('vadd', 'sm_100'), gpuName: 'sm_100' as const, name: 'vadd' }
+  const plain = await Program.create(config).compile()
+  for (const inherited of [{ sass: 'INJECTED', dumpSassCommand: 'echo INJECTED' }, { fatbin: new Uint8Array([1, 2, 3]) }]) {
+    const what = Object.keys(inherited).join(', ')
+    const output = await withPollutedPrototype(inherited, () => Program.create(config).compile()).catch((error: unknown) => error)
+    t.match(output, { sass: null, fatbin: null }, `${what}: no SASS dump, no fat binary`)
+    t.ok(Buffer.isBuffer((output as { object?: unknown }).object) && (output as { object: Buffer }).object.equals(plain.object), `${what}: the host object of the plain compile, byte for byte`)
+  }
+})
+
+t.test('a ptxasOptions list with a hole is refused at create, naming the field', async t => {
+  // eslint-disable-next-line no-sparse-arrays
+  t.match(createError({ ...BASE, ptxasOptions: [, '-v'] }), { code: 'ERR_INVALID_ARG_TYPE', field: 'ptxasOptions' }, 'a typed error, not a TypeError from reading the hole')
 })

@@ -6,9 +6,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import {
-  gnuPropertyNote, hostObjectSymbols, packageHostObject, type HostArch, type HostObjectInput,
+  gnuPropertyNote, hostObjectSymbols, packageCoffObject, packageHostObject, type HostArch, type HostObjectInput,
 } from '../../lib/elf/index.js'
 import { examplePtx } from '../../lib/ptx/index.js'
+import { withPollutedPrototype } from '../helpers.js'
 import { assemble, skipWithoutPtxas } from '../ptx/ptxas.js'
 import { needs, run, which, type RunResult } from '../ptx/run.js'
 import { checkerExpected, checkerSource, nativeHostArch, pattern, scratchDir } from './host.js'
@@ -323,6 +324,25 @@ t.test('bad input is an error naming the field', async (t) => {
   ]
   for (const [name, input, errorName, code, message] of bad) {
     t.throws(() => packageHostObject(input as HostObjectInput), { name: errorName, code, message }, name)
+  }
+})
+
+// The input's own fields only: a sass inherited from a polluted Object.prototype had been packaged
+// into every object (as <name>_sass), and an inherited fatbin had failed every one.
+t.test('fields inherited from a polluted Object.prototype are never read', async (t) => {
+  const input = { cubin: pattern(8), name: 'k', hostArch: 'x86_64' } as const
+  for (const packageObject of [packageHostObject, packageCoffObject]) {
+    const expected = packageObject(input)
+    for (const field of ['sass', 'fatbin'] as const) {
+      const object = await withPollutedPrototype({ [field]: pattern(16) }, () => packageObject(input)).catch((error: unknown) => error)
+      t.same(object, expected, `${packageObject.name}: an inherited ${field}, the same bytes`)
+    }
+    const inherited = { cubin: pattern(8), name: 'k', hostArch: 'x86_64' }
+    for (const field of ['cubin', 'name', 'hostArch'] as const) {
+      const { [field]: _, ...without } = input
+      const outcome = await withPollutedPrototype(inherited, () => packageObject(without as HostObjectInput)).then(() => 'packaged', (e: unknown) => e)
+      t.match(outcome, { code: 'ERR_ELF_INVALID_ARG_TYPE', message: new RegExp(`^${field}: `) }, `${packageObject.name}: ${field} only inherited is missing`)
+    }
   }
 })
 

@@ -5,6 +5,7 @@ import {
   addr, emitPtx, f32, f64, imm, ins, printModule, vec, type Operand, type PtxEntry, type PtxModule,
   type Statement,
 } from '../../lib/ptx/index.js'
+import { withPollutedPrototype } from '../helpers.js'
 import { goldenModule, goldenText } from './golden.js'
 import { assemble, isElf, skipWithoutPtxas } from './ptxas.js'
 
@@ -165,4 +166,18 @@ t.test('a .func prototype, repeated, then its definition: printed, and ptxas ass
   if (skipWithoutPtxas !== false) return
   const { result, stderr } = assemble(text, 'sm_90', ['-c'])
   t.equal(result.exitCode, 0, 'ptxas assembles it', { stderr })
+})
+
+// Every optional field of the model, inherited from a polluted Object.prototype: none is the
+// module's own, so none is printed (a `.weak` linkage, a module `.pragma`, a body given to a
+// prototype, a guard on every instruction had been) and none is refused (a `version` of 7.0).
+t.test('fields inherited from a polluted Object.prototype are never printed', async (t) => {
+  const inherited = {
+    version: '7.0', addressSize: 32, pragmas: ['unroll'], variables: [{ space: 'global', name: 'injected', type: 'u32' }],
+    linkage: 'weak', returns: [{ name: 'injected', type: 'u32' }], body: [], launchBounds: { maxnreg: 1 },
+    maxntid: 1, reqntid: 32, minnctapersm: 2, maxnreg: 1, reqnctapercluster: 2, explicitcluster: true, maxclusterrank: 2, blocksareclusters: true,
+    count: 9, guard: { pred: '%p1' }, negate: true, align: 64, length: 5, ptr: { space: 'global' }, init: [1], offset: 4, type: 'f64',
+  }
+  const emitted = await withPollutedPrototype(inherited, () => emitPtx(goldenModule)).catch((error: unknown) => error)
+  t.same(emitted, { ptx: goldenText, version: '8.6', warnings: [] }, 'the golden module prints exactly, without a warning')
 })

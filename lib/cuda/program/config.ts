@@ -3,7 +3,7 @@
 // rely on which one it hears about), then the options that order has no check for.
 
 import path from 'node:path'
-import { incompatible, invalidType, invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
+import { element, incompatible, invalidType, invalidValue, own, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
 import { gpuNames } from '../../ptx/targets.js'
 import type { PtxModule } from '../../ptx/types.js'
 import { probePtxas, PtxasProbeError, type PtxasProbe } from '../probe.js'
@@ -136,7 +136,7 @@ export function checkGpuTargets(gpuName: unknown, allowAnyTarget = false, where:
   // Every index, a hole as undefined, to refuse: map skipped it, and Array.from would read
   // Array.prototype's element there.
   const names: string[] = []
-  for (let i = 0; i < gpuName.length; i++) names.push(checkGpuTarget(Object.hasOwn(gpuName, i) ? gpuName[i] : undefined, allowAnyTarget, where))
+  for (let i = 0; i < gpuName.length; i++) names.push(checkGpuTarget(element(gpuName, i), allowAnyTarget, where))
   const twice = names.find((name, i) => names.indexOf(name) !== i)
   if (twice !== undefined) throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: `${twice} is given twice` })
   return Object.freeze(names)
@@ -225,8 +225,10 @@ export function resolveConfig(given: ProgramConfig | null | undefined): { resolv
   requireObject('config', given)
   // Each field read once: a getter that answered the checks one way and the stored value another
   // had a bad ptxas, env, tempRoot or onDiagnostic pass create and fail the compile with no code.
+  // And only the config's own: a dumpSassCommand or ptxas inherited from a polluted
+  // Object.prototype had been run by every compile.
   const fields: Record<string, unknown> = {}
-  for (const key of CONFIG_KEYS) fields[key] = (given as unknown as Record<string, unknown>)[key]
+  for (const key of CONFIG_KEYS) fields[key] = own(given, key)
   const config = fields as unknown as ProgramConfig
   if (config.input === null || config.input === undefined) throw new ProgramError('INPUT_BUFFER_NULL')
   const ptx = probePtxText(config.input)

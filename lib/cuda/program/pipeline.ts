@@ -390,11 +390,14 @@ export function packageOutput(config: ResolvedConfig, assembled: Assembled, fina
   try {
     // ELF for linux, COFF for windows: the same sections and symbols (lib/elf/coff.ts).
     const packageObject = config.hostOs === 'windows' ? packageCoffObject : packageHostObject
+    // Every field the input's own, undefined where there is none: a field left out is one a
+    // polluted Object.prototype could fill (its `sass` had been packaged into every object).
     object = packageObject({
-      ...(assembled.fatbin === null ? { cubin: assembled.targets[0].cubin } : { fatbin: assembled.fatbin }),
+      cubin: assembled.fatbin === null ? assembled.targets[0].cubin : undefined,
+      fatbin: assembled.fatbin ?? undefined,
       name: config.name,
       hostArch: config.hostArch as 'x86_64' | 'aarch64',
-      ...(assembled.sass === null ? {} : { sass: assembled.sass }),
+      sass: assembled.sass ?? undefined,
     })
   } catch (error) {
     throw compileFailed(`the host object cannot be written: ${(error as Error).message}`, { cause: error })
