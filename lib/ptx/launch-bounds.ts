@@ -19,7 +19,7 @@
 // The cluster directives' other prerequisites (sm_90 and PTX ISA 7.8) hold by construction: every
 // target this emitter knows is sm_90 or newer, and no accepted .version is below 7.8 for any of them
 // (checkGpuName and resolvePtxIsa reject the rest before we get here).
-import { ownFields } from '../errors.js'
+import { ownElements, ownFields } from '../errors.js'
 import { ptxRangeError, ptxTypeError } from './errors.js'
 import { PTX_ISA_BLOCKS_ARE_CLUSTERS, checkGpuName, comparePtxIsa, resolvePtxIsa } from './targets.js'
 import type { Dim3, LaunchBounds, PtxEntry, PtxFunction, PtxModule } from './types.js'
@@ -107,11 +107,12 @@ export interface NormalizedModule {
 export function normalizeModule(given: PtxModule): NormalizedModule {
   if (typeof given !== 'object' || given === null) throw ptxTypeError('module', 'a PTX module object', given)
   // The module, its functions and their launch bounds by their own fields (ownFields): a version,
-  // linkage or launchBounds inherited from a polluted Object.prototype is as if absent.
+  // linkage or launchBounds inherited from a polluted Object.prototype is as if absent. Every index
+  // of functions is read, a hole as undefined, to be refused: map skipped it.
   const module = ownFields(given)
   const target = checkGpuName(module.target, 'target')
   if (!Array.isArray(module.functions)) throw ptxTypeError('functions', 'an array of functions', module.functions)
-  const functions = (module.functions as readonly PtxFunction[]).map((fn) => (typeof fn === 'object' && fn !== null ? ownFields(fn) : fn))
+  const functions = ownElements(module.functions as readonly PtxFunction[]).map((fn) => (typeof fn === 'object' && fn !== null ? ownFields(fn) : fn))
 
   // An inferred version is raised to 9.0 when some entry keeps .blocksareclusters; an explicit one
   // is respected, and the directive is dropped instead (normalizeLaunchBounds).
@@ -143,7 +144,7 @@ export function normalizeModule(given: PtxModule): NormalizedModule {
       if (launchBounds !== undefined && (typeof launchBounds !== 'object' || launchBounds === null)) throw ptxTypeError(`${field}.launchBounds`, 'an object', launchBounds)
       const names = [
         ...Object.keys(launchBounds ?? {}).map((k) => `.${k}`),
-        ...(pragmas ?? []).map((p) => `.pragma "${p}"`),
+        ...ownElements(pragmas ?? []).map((p) => `.pragma "${String(p)}"`),
       ]
       for (const dropped of names) {
         warnings.push({
@@ -198,7 +199,8 @@ export function checkDim3(value: unknown, field: string): Dim3 {
   if (value.length < 1 || value.length > 3) {
     throw ptxRangeError('ERR_PTX_INVALID_VALUE', field, `expected 1 to 3 dimensions, got ${value.length}`)
   }
-  return value.map((n, i) => checkCount(n, `${field}[${i}]`)) as unknown as Dim3
+  // Every dimension, a hole as undefined (refused): map skipped it, and `.maxntid , 32` was printed.
+  return ownElements(value).map((n, i) => checkCount(n, `${field}[${i}]`)) as unknown as Dim3
 }
 
 export function checkCount(value: unknown, field: string): number {

@@ -3,7 +3,7 @@
 // malformed input fails here with the field named instead of in ptxas with a line number. Every
 // object of the module is read by its own fields (ownFields): a field inherited from a polluted
 // Object.prototype (a `linkage`, `pragmas`, `init`) is as if absent, never printed.
-import { ownFields } from '../errors.js'
+import { ownElements, ownFields } from '../errors.js'
 import { ptxRangeError, ptxTypeError } from './errors.js'
 import { dims, normalizeModule, type PtxWarning } from './launch-bounds.js'
 import type {
@@ -386,7 +386,11 @@ function alignment(value: unknown, field: string): number {
   return n
 }
 
+/**
+ * An array's elements, every index read and a hole as undefined, which the element's own check
+ * refuses naming it (`params[0]`): entries() and map had printed a hole as an empty slot.
+ */
 function array<T>(value: readonly T[], field: string): readonly T[] {
   if (!Array.isArray(value)) throw ptxTypeError(field, 'an array', value)
-  return value
+  return ownElements(value) as readonly T[]
 }

@@ -220,6 +220,9 @@ t.test('malformed launch bounds are errors naming the field', async (t) => {
     [{ explicitcluster: 'yes' }, 'TypeError', 'ERR_PTX_INVALID_ARG_TYPE', /explicitcluster: expected a boolean/],
     [{ maxthreads: 128 }, 'RangeError', 'ERR_PTX_INVALID_VALUE', /launchBounds\.maxthreads: not a performance directive/],
     [[128], 'TypeError', 'ERR_PTX_INVALID_ARG_TYPE', /^functions\[0\]\.launchBounds: /],
+    // A hole is a dimension not given: map skipped it, and `.maxntid , 32` was printed.
+    // eslint-disable-next-line no-sparse-arrays
+    [{ maxntid: [, 32] }, 'TypeError', 'ERR_PTX_INVALID_ARG_TYPE', /^functions\[0\]\.launchBounds\.maxntid\[0\]: expected a positive integer, got undefined/],
   ]
   for (const [bounds, name, code, message] of bad) {
     t.throws(() => printModule(entryModule(bounds as LaunchBounds, 'sm_90')), { name, code, message }, JSON.stringify(bounds))

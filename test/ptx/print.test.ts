@@ -141,10 +141,33 @@ const bad: BadRow[] = [
   { name: 'local .global variable', module: body({ kind: 'var', variable: { space: 'global', name: 'g', type: 'u32' } }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.variable\.space: \.global is not allowed here/) },
   { name: 'nested block statement', module: body({ kind: 'block', body: [{ kind: 'inst', opcode: 'r e t', operands: [] }] }), error: range('ERR_PTX_INVALID_VALUE', /^functions\[0\]\.body\[0\]\.body\[0\]\.opcode: /) },
   { name: 'too-old version', module: { target: 'sm_110', version: '8.8', functions: [] }, error: range('ERR_PTX_VERSION_TOO_OLD', /^version: PTX ISA 8\.8 is too old for target sm_110/) },
+  // A hole is an element not given, refused as undefined is: the functions hole threw an uncoded
+  // TypeError, the others printed an empty slot (`mov.b32 , %r1`, `= {, 7}`) that ptxas refuses.
+  /* eslint-disable no-sparse-arrays */
+  { name: 'a hole in functions', module: { target: 'sm_90', functions: [, { kind: 'entry', name: 'k', params: [], body: [] }] }, error: type(/^functions\[0\]: expected an entry or func object, got undefined/) },
+  { name: 'a hole in params', module: entry({ params: [, { name: 'p', type: 'u32' }] }), error: type(/^functions\[0\]\.params\[0\]: expected a param object, got undefined/) },
+  { name: 'a hole in operands', module: body({ kind: 'inst', opcode: 'mov.b32', operands: [, { kind: 'reg', name: '%r1' }] }), error: type(/^functions\[0\]\.body\[0\]\.operands\[0\]: expected an operand object, got undefined/) },
+  { name: 'a hole in vector elements', module: body(inst('mov.b64', { kind: 'vec', elems: [, { kind: 'reg', name: '%r1' }] })), error: type(/^functions\[0\]\.body\[0\]\.operands\[0\]\.elems\[0\]: expected an operand object/) },
+  { name: 'a hole in a body', module: entry({ body: [, { kind: 'inst', opcode: 'ret', operands: [] }] }), error: type(/^functions\[0\]\.body\[0\]: expected a statement object, got undefined/) },
+  { name: 'a hole in init', module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'u32', length: 2, init: [, 7] }], functions: [] }, error: type(/^variables\[0\]\.init\[0\]\.value: expected a number or bigint, got undefined/) },
+  { name: 'a hole in variables', module: { target: 'sm_90', variables: [, { space: 'global', name: 'g', type: 'u32' }], functions: [] }, error: type(/^variables\[0\]: expected a variable object, got undefined/) },
+  { name: 'a hole in pragmas', module: { target: 'sm_90', pragmas: [, 'nounroll'], functions: [] }, error: type(/^pragmas\[0\]: expected a pragma string/) },
+  /* eslint-enable no-sparse-arrays */
 ]
 
 t.test('malformed modules are errors naming the field', async (t) => {
   for (const row of bad) t.throws(() => printModule(row.module as PtxModule), row.error, row.name)
+})
+
+t.test("a hole is never read from a polluted Array.prototype", async (t) => {
+  const prototype = Array.prototype as unknown as Record<number, unknown>
+  prototype[0] = { name: 'injected', type: 'u32' }
+  try {
+    // eslint-disable-next-line no-sparse-arrays
+    t.throws(() => printModule(entry({ params: [, { name: 'p', type: 'u32' }] }) as PtxModule), type(/^functions\[0\]\.params\[0\]: /), 'refused, not Array.prototype[0] printed as a param')
+  } finally {
+    delete prototype[0]
+  }
 })
 
 t.test('blocks and operands 1,000 deep print', async (t) => {
