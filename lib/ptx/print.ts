@@ -30,6 +30,8 @@ const PTX_TYPES: ReadonlySet<string> = new Set<PtxType>([
 const STATE_SPACES: ReadonlySet<string> = new Set(['global', 'shared', 'const', 'local'])
 const LINKAGES: ReadonlySet<string> = new Set(['visible', 'extern', 'weak', 'common'])
 const FUNCTION_LINKAGES: ReadonlySet<string> = new Set(['visible', 'extern', 'weak'])
+// The types an integer initializer does not fit (ptxas: "Initial value type mismatch").
+const FLOAT_TYPES: ReadonlySet<string> = new Set<PtxType>(['f16', 'f16x2', 'bf16', 'bf16x2', 'f32', 'f64'])
 
 // PTX ISA "Identifiers": followsym = [a-zA-Z0-9_$]; identifier = [a-zA-Z]{followsym}* | [_$%]{followsym}+
 const IDENTIFIER = /^(?:[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+)$/
@@ -84,7 +86,7 @@ class Printer {
     if (variables.length > 0) this.lines.push('')
     for (const [i, v] of variables.entries()) {
       const field = `variables[${i}]`
-      this.lines.push(`${variable(v, field, ['global', 'shared', 'const'])};`)
+      this.lines.push(`${variable(v, field, 'module')};`)
       claim(v.name, `${field}.name`)
     }
     for (const [i, given] of m.functions.entries()) {
@@ -103,7 +105,7 @@ class Printer {
   }
 
   private entry(fn: PtxEntry, field: string): void {
-    const linkage = fn.linkage === undefined ? '' : `.${functionLinkage(fn.linkage, `${field}.linkage`)} `
+    const linkage = functionLinkage(fn.linkage, `${field}.linkage`, 'entry', true)
     const name = identifier(fn.name, `${field}.name`)
     this.lines.push(`${linkage}.entry ${name}${this.paramList(fn.params, `${field}.params`, true)}`)
     if (fn.launchBounds !== undefined) this.lines.push(...directives(ownFields(fn.launchBounds)))
@@ -115,7 +117,7 @@ class Printer {
 
   /** Prints a .func (a prototype when it has no body); returns its head. */
   private func(fn: PtxFunc, field: string): string {
-    const linkage = fn.linkage === undefined ? '' : `.${functionLinkage(fn.linkage, `${field}.linkage`)} `
+    const linkage = functionLinkage(fn.linkage, `${field}.linkage`, 'func', fn.body !== undefined)
     const returns = fn.returns === undefined ? '' : `${this.paramList(fn.returns, `${field}.returns`, false)} `
     const name = identifier(fn.name, `${field}.name`)
     const head = `${linkage}.func ${returns}${name}${this.paramList(fn.params, `${field}.params`, false)}`
@@ -172,7 +174,7 @@ class Printer {
           this.lines.push(`${indent}// ${s.text}`)
           break
         case 'var':
-          this.lines.push(`${indent}${variable(s.variable, `${at}.variable`, ['shared', 'local'])};`)
+          this.lines.push(`${indent}${variable(s.variable, `${at}.variable`, 'body')};`)
           break
         case 'param':
           this.lines.push(`${indent}${param(s.param, `${at}.param`, false)};`)
@@ -304,9 +306,20 @@ function param(given: PtxParam, field: string, isEntry: boolean): string {
   return parts.join(' ')
 }
 
-function variable(given: PtxVariable, field: string, spaces: readonly string[]): string {
+/**
+ * A variable declaration, at module level or in a body. Besides each field's own check, the
+ * combinations ptxas 13.0 refuses are refused here, naming the field (its words in brackets):
+ * a .pred variable ("Predicate variable must be in register state space"); a linkage in a body
+ * (a syntax error); .common outside .global (".common variables must be declared in .global
+ * space"); an unsized array neither .extern nor initialized ("Non-external variable has
+ * incomplete type"), or initialized with nothing; an initializer of a floating-point variable
+ * (the initializers are integers: "Initial value type mismatch"; `= {}` of a sized array is
+ * taken, and kept).
+ */
+function variable(given: PtxVariable, field: string, scope: 'module' | 'body'): string {
   if (typeof given !== 'object' || given === null) throw ptxTypeError(field, 'a variable object', given)
   const v = ownFields(given)
+  const spaces = scope === 'module' ? ['global', 'shared', 'const'] : ['shared', 'local']
   const space = stateSpace(v.space, `${field}.space`)
   if (!spaces.includes(space)) {
     throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.space`, `.${space} is not allowed here (allowed: ${spaces.map((s) => `.${s}`).join(', ')})`)
@@ -316,14 +329,25 @@ function variable(given: PtxVariable, field: string, spaces: readonly string[]):
     if (typeof v.linkage !== 'string' || !LINKAGES.has(v.linkage)) {
       throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.linkage`, `expected one of ${[...LINKAGES].join(', ')}, got ${JSON.stringify(v.linkage)}`)
     }
+    if (scope === 'body') throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.linkage`, 'a variable in a body takes no linkage: linkage is for module-level variables')
+    if (v.linkage === 'common' && space !== 'global') throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.linkage`, `.common is only for .global variables, not .${space}`)
     parts.push(`.${v.linkage}`)
   }
   parts.push(`.${space}`)
   if (v.align !== undefined) parts.push('.align', String(alignment(v.align, `${field}.align`)))
-  parts.push(`.${ptxType(v.type, `${field}.type`)}`)
+  const type = ptxType(v.type, `${field}.type`)
+  if (type === 'pred') throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.type`, 'a variable cannot be .pred: predicates live in registers (declare a .reg .pred)')
+  parts.push(`.${type}`)
   let length = ''
-  if (v.length === 'unsized') length = '[]'
-  else if (v.length !== undefined) length = `[${positiveInt(v.length, `${field}.length`)}]`
+  if (v.length === 'unsized') {
+    // Its length is the initializer's, or the defining module's.
+    if (v.linkage !== 'extern' && v.init === undefined) {
+      throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.length`, scope === 'module'
+        ? "an 'unsized' array is .extern (defined in another module) or initialized (as long as its initializer)"
+        : "an 'unsized' array is declared at module level only (.extern, or initialized)")
+    }
+    length = '[]'
+  } else if (v.length !== undefined) length = `[${positiveInt(v.length, `${field}.length`)}]`
   let decl = `${parts.join(' ')} ${identifier(v.name, `${field}.name`)}${length}`
   if (v.init !== undefined) {
     if (space !== 'global' && space !== 'const') throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.init`, `.${space} variables cannot be initialized`)
@@ -331,6 +355,10 @@ function variable(given: PtxVariable, field: string, spaces: readonly string[]):
     const values = array(v.init, `${field}.init`).map((x, i) => immediate(x, 'int', `${field}.init[${i}]`))
     const capacity = typeof v.length === 'number' ? v.length : v.length === 'unsized' ? Infinity : 1
     if (values.length > capacity) throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.init`, `${values.length} initializers for ${capacity} elements`)
+    if (FLOAT_TYPES.has(type) && (values.length > 0 || v.length === undefined)) {
+      throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.init`, `the initializers are integers, for an integer or bit-size type: a .${type} variable takes none`)
+    }
+    if (values.length === 0 && v.length === 'unsized') throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.init`, "an 'unsized' array is as long as its initializer: give at least one value")
     decl += v.length === undefined ? ` = ${values[0] ?? '0'}` : ` = {${values.join(', ')}}`
   }
   return decl
@@ -361,11 +389,22 @@ function stateSpace(space: unknown, field: string): string {
   return space
 }
 
-function functionLinkage(linkage: unknown, field: string): string {
+/**
+ * A function's linkage as printed before `.entry` or `.func`, '' for none. `.extern` declares a
+ * function defined in another module: ptxas refuses one with a body ("Function definition
+ * conflicts with '.extern' declaration"), and an entry is always printed with its body.
+ */
+function functionLinkage(linkage: unknown, field: string, kind: 'entry' | 'func', hasBody: boolean): string {
+  if (linkage === undefined) return ''
   if (typeof linkage !== 'string' || !FUNCTION_LINKAGES.has(linkage)) {
     throw ptxRangeError('ERR_PTX_INVALID_VALUE', field, `expected one of ${[...FUNCTION_LINKAGES].join(', ')}, got ${JSON.stringify(linkage)}`)
   }
-  return linkage
+  if (linkage === 'extern' && hasBody) {
+    throw ptxRangeError('ERR_PTX_INVALID_VALUE', field, kind === 'entry'
+      ? '.extern declares an entry defined in another module, and an entry is printed with its body (use .visible, .weak or none)'
+      : '.extern declares a function defined in another module: one with a body cannot be .extern (without its body it is a prototype)')
+  }
+  return `.${linkage} `
 }
 
 function pragmaText(value: unknown, field: string): string {

@@ -58,12 +58,17 @@ export interface PtxParam {
 export interface PtxVariable {
   space: StateSpace
   name: string
+  /** Any type but `pred` (predicates live in registers). */
   type: PtxType
+  /** Module-level variables only; `common` on `.global` only. */
   linkage?: Linkage
   align?: number
-  /** An array; 'unsized' prints `name[]` (e.g. extern dynamic shared memory). */
+  /**
+   * An array; 'unsized' prints `name[]`: an `.extern` array (e.g. dynamic shared memory), or one as
+   * long as its `init`.
+   */
   length?: number | 'unsized'
-  /** Initializer for `.global` / `.const` integer variables. */
+  /** Initializer for `.global` / `.const` variables of an integer or bit-size type. */
   init?: readonly (number | bigint)[]
 }
 
@@ -122,6 +127,7 @@ export type Statement = RegisterDecl | Label | Instruction | Pragma | Comment | 
 export interface PtxEntry {
   kind: 'entry'
   name: string
+  /** 'extern' is refused: it declares an entry defined elsewhere, and an entry is printed with its body. */
   linkage?: 'visible' | 'weak' | 'extern'
   params: readonly PtxParam[]
   launchBounds?: LaunchBounds

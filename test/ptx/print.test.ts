@@ -2,8 +2,8 @@
 // immediates print exactly; every kind of malformed input is an error naming its field.
 import t from 'tap'
 import {
-  addr, emitPtx, f32, f64, imm, ins, printModule, vec, type Operand, type PtxEntry, type PtxModule,
-  type Statement,
+  addr, emitPtx, f32, f64, imm, ins, local, printModule, vec, type Operand, type PtxEntry, type PtxModule,
+  type PtxVariable, type Statement,
 } from '../../lib/ptx/index.js'
 import { withPollutedPrototype } from '../helpers.js'
 import { goldenModule, goldenText } from './golden.js'
@@ -203,4 +203,93 @@ t.test('fields inherited from a polluted Object.prototype are never printed', as
   }
   const emitted = await withPollutedPrototype(inherited, () => emitPtx(goldenModule)).catch((error: unknown) => error)
   t.same(emitted, { ptx: goldenText, version: '8.6', warnings: [] }, 'the golden module prints exactly, without a warning')
+})
+
+/**
+ * Declarations ptxas 13.0 refuses, each refused here with the field named: `module` is what a
+ * caller gives, `printed` the line it had printed, `ptxas` what ptxas says of that line. Beside
+ * them, `accepted`: the nearby forms ptxas takes, which are still printed.
+ */
+const refusedDeclarations: { name: string; module: PtxModule; error: RegExp; printed: string; ptxas: RegExp }[] = [
+  {
+    name: 'an .extern entry', module: kernel([ins('ret')], { linkage: 'extern' }),
+    error: /^functions\[0\]\.linkage: \.extern declares an entry defined in another module/,
+    printed: '.extern .entry k()\n{\n\tret;\n}', ptxas: /Function definition conflicts with '\.extern' declaration for function 'k'/,
+  },
+  {
+    name: 'an .extern .func with a body', module: { target: 'sm_90', functions: [{ kind: 'func', name: 'f', linkage: 'extern', params: [], body: [ins('ret')] }] },
+    error: /^functions\[0\]\.linkage: \.extern declares a function defined in another module/,
+    printed: '.extern .func f()\n{\n\tret;\n}', ptxas: /Function definition conflicts with '\.extern' declaration for function 'f'/,
+  },
+  {
+    name: '.common on a .shared variable', module: { target: 'sm_90', variables: [{ space: 'shared', linkage: 'common', name: 'g', type: 'u32' }], functions: [] },
+    error: /^variables\[0\]\.linkage: \.common is only for \.global variables, not \.shared/,
+    printed: '.common .shared .u32 g;', ptxas: /\.common variables must be declared in \.global space/,
+  },
+  {
+    name: 'a .pred variable', module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'pred' }], functions: [] },
+    error: /^variables\[0\]\.type: a variable cannot be \.pred/,
+    printed: '.global .pred g;', ptxas: /Predicate variable 'g' must be in register state space/,
+  },
+  {
+    name: 'a .pred variable in a body', module: kernel([local({ space: 'local', name: 'p', type: 'pred' }), ins('ret')]),
+    error: /^functions\[0\]\.body\[0\]\.variable\.type: a variable cannot be \.pred/,
+    printed: '.entry k()\n{\n\t.local .pred p;\n\tret;\n}', ptxas: /Predicate variable 'p' must be in register state space/,
+  },
+  {
+    name: 'a linkage in a body', module: kernel([local({ space: 'shared', linkage: 'extern', name: 's', type: 'u32', length: 'unsized' }), ins('ret')]),
+    error: /^functions\[0\]\.body\[0\]\.variable\.linkage: a variable in a body takes no linkage/,
+    printed: '.entry k()\n{\n\t.extern .shared .u32 s[];\n\tret;\n}', ptxas: /Parsing error near '\.shared'/,
+  },
+  {
+    name: 'an unsized array neither .extern nor initialized', module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'u32', length: 'unsized' }], functions: [] },
+    error: /^variables\[0\]\.length: an 'unsized' array is \.extern \(defined in another module\) or initialized/,
+    printed: '.global .u32 g[];', ptxas: /Non-external variable 'g' has incomplete type/,
+  },
+  {
+    name: 'an unsized array initialized with nothing', module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'u32', length: 'unsized', init: [] }], functions: [] },
+    error: /^variables\[0\]\.init: an 'unsized' array is as long as its initializer/,
+    printed: '.global .u32 g[] = {};', ptxas: /Initial value type mismatch/,
+  },
+  {
+    name: 'an integer initializer of an .f32 variable', module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'f32', init: [1] }], functions: [] },
+    error: /^variables\[0\]\.init: the initializers are integers, for an integer or bit-size type: a \.f32 variable takes none/,
+    printed: '.global .f32 g = 1;', ptxas: /Initial value type mismatch/,
+  },
+  {
+    name: 'an empty initializer of a scalar .f64 (printed as 0)', module: { target: 'sm_90', variables: [{ space: 'const', name: 'g', type: 'f64', init: [] }], functions: [] },
+    error: /^variables\[0\]\.init: the initializers are integers/,
+    printed: '.const .f64 g = 0;', ptxas: /Initial value type mismatch/,
+  },
+]
+
+const acceptedDeclarations: { name: string; variable: PtxVariable; printed: string }[] = [
+  { name: 'an unsized array as long as its initializer', variable: { space: 'global', name: 'g', type: 'u32', length: 'unsized', init: [1, 2] }, printed: '.global .u32 g[] = {1, 2};' },
+  { name: 'an unsized .weak array as long as its initializer', variable: { space: 'const', linkage: 'weak', name: 'g', type: 'u64', length: 'unsized', init: [1n] }, printed: '.weak .const .u64 g[] = {1};' },
+  { name: 'an .extern unsized .shared array', variable: { space: 'shared', linkage: 'extern', name: 'g', type: 'b8', length: 'unsized' }, printed: '.extern .shared .b8 g[];' },
+  { name: '.common on a .global variable', variable: { space: 'global', linkage: 'common', name: 'g', type: 'u32', init: [3] }, printed: '.common .global .u32 g = 3;' },
+  { name: 'a sized .f32 array with an empty initializer', variable: { space: 'global', name: 'g', type: 'f32', length: 2, init: [] }, printed: '.global .f32 g[2] = {};' },
+  { name: 'a .b128 initialized', variable: { space: 'global', name: 'g', type: 'b128', init: [1] }, printed: '.global .b128 g = 1;' },
+]
+
+t.test('declarations ptxas refuses are refused naming the field; the forms it takes are printed', async (t) => {
+  for (const row of refusedDeclarations) t.throws(() => printModule(row.module), { name: 'RangeError', code: 'ERR_PTX_INVALID_VALUE', message: row.error }, row.name)
+  for (const row of acceptedDeclarations) {
+    const text = printModule({ target: 'sm_90', variables: [row.variable], functions: [] })
+    t.ok(text.split('\n').includes(row.printed), `${row.name}: ${row.printed}`)
+  }
+})
+
+t.test('against the real ptxas: each refused declaration, printed by hand, is refused; the forms kept assemble', { skip: skipWithoutPtxas }, async (t) => {
+  const head = '.version 7.8\n.target sm_90\n.address_size 64\n'
+  for (const row of refusedDeclarations) {
+    const { result, stderr } = assemble(`${head}${row.printed}\n`, 'sm_90', ['-c'])
+    t.not(result.exitCode, 0, `${row.name}: ptxas exits ${String(result.exitCode)}`)
+    t.match(stderr, row.ptxas, `${row.name}: ptxas says why`)
+  }
+  for (const row of acceptedDeclarations) {
+    // sm_100, whose PTX ISA 8.6 has .b128 (an inferred 7.8 for sm_90 has not).
+    const { result, stderr } = assemble(printModule({ target: 'sm_100', variables: [row.variable], functions: [] }), 'sm_100', ['-c'])
+    t.equal(result.exitCode, 0, `${row.name}: assembles`, { stderr })
+  }
 })
