@@ -90,6 +90,9 @@ struct EnvChildren {
   size_t awaiting = 0;
   uv_async_t launchAsync{};
   bool launchAsyncOpen = false;
+  // The traits of this environment's thread that a launcher thread last declined (not its own):
+  // launches with the same are made on the loop, without a trip to be declined again.
+  ThreadTraits declinedTraits;
 
   // launchAsync, made on the loop's thread when the first launch leaves it. It counts as a child
   // for the teardown: the environment goes once it is closed.
@@ -190,7 +193,7 @@ class AsyncChild {
     uv_update_time(loop);
     // A measured child's deadline is armed when its target exists (BeginStart, EndStart); with
     // { path } targets, the opening counts first, as on the sync path.
-    if (opts_.timeoutMs > 0 && (opener || !spec_.measure)) uv_timer_start(&timer_, OnDeadline, Ms(opts_.timeoutMs), 0);
+    if (opts_.timeoutMs > 0 && (opener || !spec_.measure) && !launching_) uv_timer_start(&timer_, OnDeadline, Ms(opts_.timeoutMs), 0);
     if (opener) {
       opener_ = std::move(opener);
       Watch(&openPoll_, opener_->fd(), UV_READABLE, OnOpened);
@@ -392,17 +395,24 @@ class AsyncChild {
   // launch has left; false: launch here.
   bool LaunchOffLoopIfBusy(bool wantHandle) {
     if (wantHandle || spec_.measure || terminal_ || owner_->live.empty() || owner_->tearingDown) return false;
+    job_.caller = CurrentThreadTraits();
+    if (!job_.caller.read || job_.caller == owner_->declinedTraits) return false;
     if (!owner_->OpenLaunchAsync(loop_)) return false;
+    // The caller's own fds again, for a launch made here after all.
     StdioSpec io[3] = {spec_.io[0], spec_.io[1], spec_.io[2]};
     std::vector<ExtraFd> extraFds = spec_.extraFds;
-    if (!HoldCallerFds()) {
+    auto restore = [&] {
       ReleaseCallerFds();
       for (int i = 0; i < 3; i++) spec_.io[i] = io[i];
       spec_.extraFds = extraFds;
       child_ = Launched();
+    };
+    if (!HoldCallerFds()) {
+      restore();
       return false;
     }
     job_.spec = &spec_;
+    job_.closeAfter = &held_;
     job_.context = this;
     job_.done = OnLaunchedOffLoop;
     {
@@ -410,11 +420,11 @@ class AsyncChild {
       owner_->launching++;
     }
     if (!LaunchOffLoop(&job_)) {
-      std::lock_guard<std::mutex> lock(owner_->launchMutex);
-      owner_->launching--;
-      ReleaseCallerFds();
-      for (int i = 0; i < 3; i++) spec_.io[i] = io[i];
-      spec_.extraFds = extraFds;
+      {
+        std::lock_guard<std::mutex> lock(owner_->launchMutex);
+        owner_->launching--;
+      }
+      restore();
       return false;
     }
     if (owner_->awaiting++ == 0) uv_ref(reinterpret_cast<uv_handle_t *>(&owner_->launchAsync));
@@ -429,7 +439,7 @@ class AsyncChild {
     EnvChildren *owner = self->owner_;
     // killOnExit from the moment the child exists: the process may exit before the loop takes it
     // (KillAllAtExit waits for this). WatchChild puts it there again, the same entry.
-    if (job->result.stage == Stage::None && self->spec_.deathSignal) {
+    if (!job->declined && job->result.stage == Stage::None && self->spec_.deathSignal) {
       std::lock_guard<std::mutex> lock(KillOnExit().mutex);
       KillOnExit().children[self] = SignalTarget(job->result, self->opts_.group);
     }
@@ -447,9 +457,23 @@ class AsyncChild {
   // to kill and reap; a launch that failed has no result to give.
   void AdoptLaunch(bool tearingDown) {
     launching_ = false;
-    child_ = job_.result;
-    exitKey_ = job_.exitKey;
-    ReleaseCallerFds();
+    double endNs = job_.endNs;
+    if (job_.declined) {
+      // The launcher thread is not like this one (a nice value set since, say): launched here, as
+      // if it had never been queued. In a teardown, nothing is started: done, no result to give.
+      owner_->declinedTraits = job_.caller;
+      if (tearingDown) {
+        done_ = true;
+        return;
+      }
+      start_ = NowNs();
+      LaunchNow();
+      endNs = NowNs();
+    } else {
+      child_ = job_.result;
+      exitKey_ = job_.exitKey;
+      start_ = job_.startNs;  // durationMs and the deadline count from the launch, not the queue
+    }
     if (child_.stage != Stage::None) {
       if (tearingDown) {
         done_ = true;
@@ -460,7 +484,11 @@ class AsyncChild {
       return;
     }
     WatchChild();
-    if (deadlineDue_ && !tearingDown) OnDeadline(&timer_);
+    // The deadline, from the launch's end as on the loop (a loop busy since has used some of it).
+    if (!tearingDown && opts_.timeoutMs > 0) {
+      uv_update_time(loop_);
+      uv_timer_start(&timer_, OnDeadline, Ms(std::max(0.0, opts_.timeoutMs - (NowNs() - endNs) / 1e6)), 0);
+    }
   }
 
  private:
@@ -472,13 +500,20 @@ class AsyncChild {
   // the launch is given up). False when a copy cannot be made: the launch fails as it would have
   // (stage dup2, the errno, the child fd).
   bool HoldCallerFds() {
+    std::vector<std::pair<int, int>> copies;  // the caller's fd, its copy: one copy per fd
     for (int target = 0; target < 3; target++)
-      if (spec_.io[target].kind == StdioKind::Fd && !HoldCopy(spec_.io[target].fd, target)) return false;
+      if (spec_.io[target].kind == StdioKind::Fd && !HoldCopy(spec_.io[target].fd, target, copies)) return false;
     for (ExtraFd &e : spec_.extraFds)
-      if (!HoldCopy(e.fd, e.target)) return false;
+      if (!HoldCopy(e.fd, e.target, copies)) return false;
     return true;
   }
-  bool HoldCopy(int &fd, int target) {
+  bool HoldCopy(int &fd, int target, std::vector<std::pair<int, int>> &copies) {
+    for (const auto &c : copies) {
+      if (c.first == fd) {
+        fd = c.second;
+        return true;
+      }
+    }
     int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     if (copy < 0) {
       child_.usedFork = UsesForkPath(spec_);
@@ -488,6 +523,7 @@ class AsyncChild {
       return false;
     }
     held_.push_back(copy);
+    copies.emplace_back(fd, copy);
     fd = copy;
     return true;
   }
@@ -788,11 +824,6 @@ class AsyncChild {
 
   static void OnDeadline(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
-    if (self->launching_) {
-      // The launcher thread has not given the child back yet: the deadline acts once it has.
-      self->deadlineDue_ = true;
-      return;
-    }
     if (!self->opener_ && HasExited(self->ref_)) {
       // It exited before its deadline; the loop just got to the timer first (the pidfd's event
       // is in the same turn, or the loop was busy). Reported as what happened first: an exit.
@@ -1012,7 +1043,6 @@ class AsyncChild {
   std::unique_ptr<PathOpener> opener_;
   LaunchJob job_;          // the launch on the launcher thread (LaunchOffLoopIfBusy)
   bool launching_ = false;  // job_ is there, not yet given back
-  bool deadlineDue_ = false;  // the deadline came while launching_
   std::vector<int> held_;  // copies of the caller's fds, until the launch (HoldCallerFds)
   Escalation phase_ = Escalation::Running;
   double start_ = 0;

@@ -5,7 +5,10 @@
 // launch to the process's launcher threads instead, and the loop goes on while the child starts.
 #pragma once
 
+#include <sched.h>
 #include <stdint.h>
+
+#include <vector>
 
 #include "launcher.h"
 
@@ -14,11 +17,39 @@ namespace th {
 // The launcher thread's name, as /proc/<pid>/task/<tid>/comm shows it (at most 15 characters).
 constexpr const char *kLauncherThreadName = "tileharness-lch";
 
-// One launch for the launcher thread. Its spec is read there, and must not change or go until the
+// What a child inherits from the thread that creates it rather than from the process, and what
+// is changed for one thread alone by the usual means: its nice value (os.setPriority(0, n), and
+// renice -p, change the calling thread's or the main thread's only), scheduling policy and
+// priority (chrt -p), CPUs (taskset -p) and I/O priority (ionice -p). A launcher thread launches
+// only for a caller whose traits are its own; otherwise the launch is made on the caller's thread
+// after all. (Capabilities, no_new_privs and a seccomp filter are per thread too, but set on one
+// thread alone only by native code; they are not compared, at 1-2 µs a system call each.)
+struct ThreadTraits {
+  uint32_t policy = 0;
+  uint64_t schedFlags = 0;
+  int32_t nice = 0;
+  uint32_t priority = 0;
+  cpu_set_t cpus;
+  int ioPriority = 0;
+  bool read = false;  // every one of them could be read
+
+  bool operator==(const ThreadTraits &other) const;
+};
+
+// The calling thread's traits.
+ThreadTraits CurrentThreadTraits();
+
+// One launch for a launcher thread. Its spec is read there, and must not change or go until the
 // job is back; the rest is the launcher thread's until done(job) is called, on that thread.
 struct LaunchJob {
   const LaunchSpec *spec = nullptr;
+  ThreadTraits caller;  // the caller's thread's, at the call
+  // Copies of the caller's fds the spec names, closed by the launcher thread once the child has
+  // its own (they count against the fd limit only while a launch waits or runs).
+  std::vector<int> *closeAfter = nullptr;
   Launched result;
+  bool declined = false;  // the launcher thread's traits are not the caller's: nothing was done
+  double startNs = 0, endNs = 0;  // NowNs() just before and after the launch
   uint64_t exitKey = 0;  // the exit clock's key for result.pidfd (exit-clock.h), 0: none
   void (*done)(LaunchJob *job) = nullptr;
   void *context = nullptr;
@@ -26,7 +57,8 @@ struct LaunchJob {
 
 // Queues the job for a launcher thread. The threads, one per CPU up to 4, are started on first
 // use and never stopped: the children a thread launched have it as the parent their death signal
-// watches. False when no thread can be had: the caller launches itself.
+// watches. False when no thread can be had, or the queue is full (the threads are all busy, and a
+// longer queue would only hold more copies of fds): the caller launches itself.
 bool LaunchOffLoop(LaunchJob *job);
 
 // The process is exiting (an atexit handler): no queued launch starts from now on, and those under

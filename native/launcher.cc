@@ -60,13 +60,15 @@ void SignalChild(const ChildRef &child, int sig) {
   // Gone before it could be watched: nothing is sent, to its pid or to its group. The group may
   // have emptied with it, and its id be another process's group by now (a new session's).
   if (child.exited) return;
+  // pid 0 is no child: kill() would take it for this process's own group (and -1 for every
+  // process it may signal).
   if (child.group) {
     // A group outlives its leader while any member is left, and its id is not reused until then.
-    kill(-child.pid, sig);
+    if (child.pid > 0) kill(-child.pid, sig);
   } else if (child.pidfd >= 0) {
     // Through the pidfd: even if the child were already reaped, this can't reach a reused pid.
     syscall(SYS_pidfd_send_signal, child.pidfd, sig, nullptr, 0);
-  } else {
+  } else if (child.pid > 0) {
     kill(child.pid, sig);
   }
 }

@@ -231,15 +231,19 @@ const removeListener = EventTarget.prototype.removeEventListener
 // chunk would otherwise be copied into a Readable nobody reads, doubling the memory a capture
 // takes until the result is collected.
 /**
- * With { path } targets the launch waits for their opens, and the caller's code runs on meanwhile:
- * a process.chdir() then moved every relative name (the cwd, the targets still to be opened, a
+ * With { path } targets the launch waits for their opens, and a launch may go to a launcher thread
+ * (`offLoop`: a child with no handle, native/launch-thread.h); the caller's code runs on meanwhile,
+ * and a process.chdir() then moved every relative name (the cwd, the targets still to be opened, a
  * program named by a relative path) to wherever this process had gone by the time the child was
  * started. They are the caller's as of the call: made absolute against the working directory
  * of the moment, as text (no normalisation: `a/..` still walks through `a`, as the kernel does).
  */
-function pinRelativeNames(normalized: NormalizedSpec): void {
+function pinRelativeNames(normalized: NormalizedSpec, offLoop: boolean): void {
   const n = normalized.native
-  if (!n.stdio.some(s => s.kind === StdioKind.path)) return
+  if (!n.stdio.some(s => s.kind === StdioKind.path)) {
+    // Nothing relative (the usual spec): the working directory is not even asked for.
+    if (!offLoop || n.measure || (n.cwd === null ? !n.file.includes('/') || n.file.startsWith('/') : n.cwd.startsWith('/'))) return
+  }
   const here = process.cwd()
   const pin = (name: string) => (name.startsWith('/') ? name : `${here}/${name}`)
   for (const s of n.stdio) if (s.kind === StdioKind.path) s.path = pin(s.path!)
@@ -259,7 +263,7 @@ function pinRelativeNames(normalized: NormalizedSpec): void {
 
 function start(spec: ChildSpec, streams: Streams | null): Started {
   const normalized: NormalizedSpec = normalizeSpec(spec, 'async')
-  pinRelativeNames(normalized)
+  pinRelativeNames(normalized, streams === null && normalized.signal === null)
   const signal = normalized.signal
   // A stdin pipe with nothing to feed it: startChild's to write.
   if (streams && normalized.native.stdio[0].kind === StdioKind.pipe && normalized.input === null) streams.stdin = new ChildStdin()

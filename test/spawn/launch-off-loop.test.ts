@@ -3,11 +3,13 @@
 // child, its result and the caller's fds must be exactly as for a launch made on the loop, and a
 // deadline, a teardown or the process's exit that comes while the launch is away must still act.
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
 import { spawnChild, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
-import { REPO_ROOT, START_PROBE, eventually, openFds, tempDir } from '../helpers.js'
+import { REPO_ROOT, START_PROBE, eventually, openFds, script, tempDir } from '../helpers.js'
+import { PACKAGE, runNodeScript } from '../reliability/helpers.js'
 
 const quiet = { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' } as const
 
@@ -153,4 +155,66 @@ t.test('a worker torn down with launches under way leaves no child behind', asyn
     t.ok(await eventually(() => sleepers().length === 0), `round ${round}: every child ended with its worker (left: ${sleepers().join(' ')})`)
   }
   t.ok(await eventually(() => openFds().length === fdsBefore), 'no fd left behind')
+})
+
+// Found by a hostile round of the launcher threads, each of which differed from a launch on the loop.
+
+t.test('launches queued off the loop do not use up the fd table a launch on the loop fits in', async t => {
+  // 150 children at once, stdout and stderr to one file, under a limit of 200 fds: on the loop all
+  // ran. Each queued launch held a copy of each fd until the loop took it back, and 117 of 150
+  // failed (dup2 EMFILE, then spawn EMFILE).
+  const dir = tempDir(t)
+  const outcome = runNodeScript<Record<string, number>>(`
+    const fs = require('node:fs')
+    const { spawnChild, startChild } = require(${PACKAGE})
+    const busy = startChild({ file: 'sleep', args: ['60'], stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' })
+    const log = fs.openSync(${JSON.stringify(path.join(dir, 'log'))}, 'a')
+    const runs = []
+    for (let i = 0; i < 150; i++) runs.push(spawnChild({ file: 'sleep', args: ['0.3'], stdin: 'ignore', stdout: log, stderr: log }))
+    Promise.all(runs).then(results => {
+      busy.kill('SIGKILL')
+      const tally = {}
+      for (const r of results) { const k = r.spawnError ? r.spawnError.stage + ' ' + r.spawnError.code : 'exit ' + r.exitCode; tally[k] = (tally[k] || 0) + 1 }
+      console.log(JSON.stringify(tally))
+    })
+  `, { rlimits: { nofile: 200 } })
+  t.same(outcome, { 'exit 0': 150 }, 'all 150 ran')
+})
+
+t.test("a relative cwd and a relative program are the caller's as of the call", async t => {
+  const dir = tempDir(t)
+  for (const side of ['a', 'b']) {
+    fs.mkdirSync(path.join(dir, side, 'sub'), { recursive: true })
+    script(path.join(dir, side), 'prog.sh', `#!/bin/sh\necho ${side}-script\n`)
+  }
+  const here = process.cwd()
+  process.chdir(path.join(dir, 'a'))
+  try {
+    await withOneInFlight(async () => {
+      const inSub = spawnChild({ file: 'pwd', cwd: 'sub', stdin: 'ignore' })
+      const program = spawnChild({ file: './prog.sh', stdin: 'ignore' })
+      process.chdir(path.join(dir, 'b'))  // at once, before either has been launched
+      t.equal((await inSub).stdout.toString(), `${path.join(dir, 'a', 'sub')}\n`, 'cwd: a/sub, not b/sub')
+      t.equal((await program).stdout.toString(), 'a-script\n', 'the program in a, not the one in b')
+    })
+  } finally {
+    process.chdir(here)
+  }
+})
+
+t.test("the child has the calling thread's nice value, whoever started the launcher threads", async t => {
+  await withOneInFlight(() => spawnChild({ file: 'true', ...quiet }))
+  t.ok(launcherThreads() >= 1, 'the launcher threads run')
+  const niceOf = async () => {
+    const r = await withOneInFlight(() => spawnChild({ file: 'sh', args: ['-c', 'cut -d" " -f19 /proc/$$/stat'], stdin: 'ignore' }))
+    return Number(r.stdout.toString())
+  }
+  const before = os.getPriority(0)
+  // os.setPriority(0, ...) changes the calling thread's only, on Linux: not the launcher threads'.
+  os.setPriority(0, 15)
+  try {
+    t.equal(await niceOf(), 15, 'nice 15, as the calling thread')
+  } finally {
+    try { os.setPriority(0, before) } catch { /* lowering needs privilege: this process stays at 15 */ }
+  }
 })
