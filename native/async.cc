@@ -415,6 +415,8 @@ class AsyncChild {
     job_.closeAfter = &held_;
     job_.context = this;
     job_.done = OnLaunchedOffLoop;
+    // Among the environment's children before the job can run: nothing that may throw comes after.
+    owner_->live.insert(this);
     {
       std::lock_guard<std::mutex> lock(owner_->launchMutex);
       owner_->launching++;
@@ -424,6 +426,7 @@ class AsyncChild {
         std::lock_guard<std::mutex> lock(owner_->launchMutex);
         owner_->launching--;
       }
+      owner_->live.erase(this);
       restore();
       return false;
     }

@@ -144,7 +144,11 @@ bool LaunchOffLoop(LaunchJob *job) {
     if (!launcher->running) return false;
   }
   if (launcher->queue.size() >= kQueuedPerThread * launcher->threads) return false;
-  launcher->queue.push_back(job);
+  try {
+    launcher->queue.push_back(job);
+  } catch (...) {
+    return false;
+  }
   launcher->wake.notify_one();
   return true;
 }

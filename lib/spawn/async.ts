@@ -232,23 +232,31 @@ const removeListener = EventTarget.prototype.removeEventListener
 // takes until the result is collected.
 /**
  * With { path } targets the launch waits for their opens, and a launch may go to a launcher thread
- * (`offLoop`: a child with no handle, native/launch-thread.h); the caller's code runs on meanwhile,
- * and a process.chdir() then moved every relative name (the cwd, the targets still to be opened, a
- * program named by a relative path) to wherever this process had gone by the time the child was
- * started. They are the caller's as of the call: made absolute against the working directory
- * of the moment, as text (no normalisation: `a/..` still walks through `a`, as the kernel does).
+ * (`offLoop`: a child nothing can reach before its result, native/launch-thread.h); the caller's
+ * code runs on meanwhile, and a process.chdir() then moved every relative name (the cwd, the
+ * targets still to be opened, a program named by a relative path) to wherever this process had
+ * gone by the time the child was started. They are the caller's as of the call: made absolute
+ * against the working directory of the moment, as text (no normalisation: `a/..` still walks
+ * through `a`, as the kernel does). A launch that may leave the loop is also given that directory
+ * as its cwd when it has none, which it would otherwise inherit at the launch (and with it what
+ * a relative PATH entry finds); a directory removed since cannot be named, and is inherited.
  */
 function pinRelativeNames(normalized: NormalizedSpec, offLoop: boolean): void {
   const n = normalized.native
-  if (!n.stdio.some(s => s.kind === StdioKind.path)) {
-    // Nothing relative (the usual spec): the working directory is not even asked for.
-    if (!offLoop || n.measure || (n.cwd === null ? !n.file.includes('/') || n.file.startsWith('/') : n.cwd.startsWith('/'))) return
+  const paths = n.stdio.some(s => s.kind === StdioKind.path)
+  const pinCwd = offLoop && (n.cwd === null || !n.cwd.startsWith('/'))
+  if (!paths && !pinCwd) return
+  let here: string
+  try {
+    here = process.cwd()
+  } catch (err) {
+    if (paths) throw err
+    return
   }
-  const here = process.cwd()
   const pin = (name: string) => (name.startsWith('/') ? name : `${here}/${name}`)
   for (const s of n.stdio) if (s.kind === StdioKind.path) s.path = pin(s.path!)
-  if (n.cwd !== null) {
-    n.cwd = pin(n.cwd)
+  if (n.cwd !== null || pinCwd) {
+    n.cwd = n.cwd === null ? here : pin(n.cwd)
     return  // a relative program is found from the child's own cwd, which is now absolute
   }
   // A program named by a path with a slash runs from this directory (one without is searched for
@@ -263,7 +271,8 @@ function pinRelativeNames(normalized: NormalizedSpec, offLoop: boolean): void {
 
 function start(spec: ChildSpec, streams: Streams | null): Started {
   const normalized: NormalizedSpec = normalizeSpec(spec, 'async')
-  pinRelativeNames(normalized, streams === null && normalized.signal === null)
+  // The addon may launch this child off the loop (native/async.cc, LaunchOffLoopIfBusy).
+  pinRelativeNames(normalized, streams === null && normalized.signal === null && !normalized.native.measure && !normalized.terminal)
   const signal = normalized.signal
   // A stdin pipe with nothing to feed it: startChild's to write.
   if (streams && normalized.native.stdio[0].kind === StdioKind.pipe && normalized.input === null) streams.stdin = new ChildStdin()

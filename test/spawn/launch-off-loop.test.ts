@@ -41,6 +41,25 @@ function holdLoop(ms: number): void {
   while (performance.now() < end) { /* on purpose */ }
 }
 
+/**
+ * Runs fn with this thread's nice value at `nice`, after the launcher threads exist at the one
+ * before: the threads then decline every launch they are given, which the loop makes when it takes
+ * it back, after whatever the caller did right after the call. Ascending values, for a process
+ * that cannot lower its nice again. False (fn not run) when the value cannot be set.
+ */
+async function withLaunchersUnlike(nice: number, fn: () => Promise<void>): Promise<boolean> {
+  await withOneInFlight(() => spawnChild({ file: 'true', ...quiet }))
+  const before = os.getPriority(0)
+  if (before >= nice) return false
+  os.setPriority(0, nice)
+  try {
+    await fn()
+  } finally {
+    try { os.setPriority(0, before) } catch { /* lowering needs privilege: this process stays at `nice` */ }
+  }
+  return true
+}
+
 // First in this file: each test file is a process of its own, so no launcher thread exists yet.
 t.test('a launch leaves the loop only while other children are in flight', async t => {
   for (let i = 0; i < 5; i++) t.equal((await spawnChild({ file: 'true', ...quiet })).exitCode, 0)
@@ -181,7 +200,7 @@ t.test('launches queued off the loop do not use up the fd table a launch on the 
   t.same(outcome, { 'exit 0': 150 }, 'all 150 ran')
 })
 
-t.test("a relative cwd and a relative program are the caller's as of the call", async t => {
+t.test("the working directory, a relative cwd and a relative program are the caller's as of the call", async t => {
   const dir = tempDir(t)
   for (const side of ['a', 'b']) {
     fs.mkdirSync(path.join(dir, side, 'sub'), { recursive: true })
@@ -190,16 +209,37 @@ t.test("a relative cwd and a relative program are the caller's as of the call", 
   const here = process.cwd()
   process.chdir(path.join(dir, 'a'))
   try {
-    await withOneInFlight(async () => {
+    // Launched once the loop takes them back (the launcher threads decline them), so always after
+    // the chdir: a launcher thread may also get to one only after it.
+    const ran = await withLaunchersUnlike(5, () => withOneInFlight(async () => {
       const inSub = spawnChild({ file: 'pwd', cwd: 'sub', stdin: 'ignore' })
       const program = spawnChild({ file: './prog.sh', stdin: 'ignore' })
-      process.chdir(path.join(dir, 'b'))  // at once, before either has been launched
+      const inherited = spawnChild({ file: 'pwd', stdin: 'ignore' })
+      const onPath = spawnChild({ file: 'prog.sh', env: { PATH: `.:${process.env.PATH}` }, stdin: 'ignore' })
+      process.chdir(path.join(dir, 'b'))
       t.equal((await inSub).stdout.toString(), `${path.join(dir, 'a', 'sub')}\n`, 'cwd: a/sub, not b/sub')
       t.equal((await program).stdout.toString(), 'a-script\n', 'the program in a, not the one in b')
-    })
+      t.equal((await inherited).stdout.toString(), `${path.join(dir, 'a')}\n`, 'no cwd: a, the directory of the call')
+      t.equal((await onPath).stdout.toString(), 'a-script\n', "PATH's '.' is a")
+    }))
+    if (!ran) t.skip(`this process's nice value (${os.getPriority(0)}) cannot be raised to 5`)
   } finally {
     process.chdir(here)
   }
+})
+
+t.test('a launch made late counts its deadline and durationMs from the launch, not the call', async t => {
+  const ran = await withLaunchersUnlike(6, () => withOneInFlight(async () => {
+    // Held for 1 s after the call, the loop launches it then (declined): its 0.8 s deadline is
+    // 0.8 s after that launch, not already past, and its 0.2 s are 0.2 s, not 1.2.
+    const late = spawnChild({ file: 'sleep', args: ['0.2'], ...quiet, timeout: 800 })
+    holdLoop(1000)
+    const r = await late
+    t.equal(r.timedOut, false, 'not timed out')
+    t.equal(r.exitCode, 0, 'ran its 0.2 s')
+    t.ok(r.durationMs < 1000, `durationMs ${r.durationMs} is the child's, not the held loop's`)
+  }))
+  if (!ran) t.skip(`this process's nice value (${os.getPriority(0)}) cannot be raised to 6`)
 })
 
 t.test("the child has the calling thread's nice value, whoever started the launcher threads", async t => {
