@@ -45,6 +45,8 @@ class ChildHandle;
 // How long an environment's teardown waits, in all, for its SIGKILLed children to exit before
 // it hands those left to the reaper thread (AsyncChild::Abandon).
 constexpr double kAbandonWaitMs = 1000;
+// Chunks handed to a stream's reader per turn of the loop, while the child runs (DrainStream).
+constexpr int kChunksPerTurn = 32;
 // How long the process's exit waits for launches under way on the launcher threads (a launch ends
 // once its child has exec'd: well under a millisecond, unless its exec is stuck on a file system).
 constexpr double kExitLaunchWaitMs = 1000;
@@ -736,7 +738,9 @@ class AsyncChild {
     if (fd < 0 || paused_[stream]) return;
     Capture &capture = stream == 1 ? outcome_.out : outcome_.err;
     std::pair<AsyncChild *, int> sink{this, stream};
-    DrainResult r = onData_.held() ? Drain(fd, capture, EmitChunk, &sink) : Drain(fd, capture);
+    // Each chunk a reader is handed runs its JavaScript: while the child runs, at most 32 of them
+    // per turn of the loop (as libuv reads a stream), whatever the reader takes each time.
+    DrainResult r = onData_.held() ? Drain(fd, capture, EmitChunk, &sink, exited_ ? 1 << 30 : kChunksPerTurn) : Drain(fd, capture);
     if (r == DrainResult::Eof && stream == 1 && terminal_ && !exited_) {
       // The child's last slave fd closed (EIO), but the master is still open (stdinW) and the
       // echo of what is typed after this still reaches it: out of the poll, read to the end at
@@ -925,20 +929,24 @@ class AsyncChild {
   void AfterReap() {
     reaped_ = true;
     ref_.pidfd = -1;
-    // A stream paused for its reader (backpressure) held the child back. The child has exited:
-    // when no writer is left on its pipe (POLLHUP: no grandchild holds it), what the pipe holds is
-    // all there will ever be, at most a pipe's capacity, and it is read now, to EOF, into the
-    // result and the stream (whose Readable keeps it for its reader), whether or not anyone reads
-    // it yet. Else a reader that reads only after the result (or never) had it cut off at
-    // waitDelay, and the result blamed a grandchild. A pipe a grandchild still holds stays paused:
-    // its output is not taken into memory faster than it is read, and waitDelay bounds the wait.
+    // The child has exited: when no writer is left on a pipe (POLLHUP: no grandchild holds it),
+    // what the pipe holds is all there will ever be, at most a pipe's capacity, and it is read
+    // now, to EOF, into the result and the stream (whose Readable keeps it for its reader),
+    // whether or not anyone reads it yet: a stream paused for its reader (backpressure), and one
+    // whose reader would be full part way (its push() false with the pipe still holding more).
+    // Else a reader that reads only after the result (or never) had it cut off at waitDelay, and
+    // the result blamed a grandchild. A pipe a grandchild still holds stays paused: its output is
+    // not taken into memory faster than it is read, and waitDelay bounds the wait.
     for (int stream = 1; stream <= 2; stream++) {
       int fd = FdOf(stream);
-      if (!paused_[stream] || fd < 0 || terminal_) continue;
+      if (fd < 0 || terminal_) continue;
       struct pollfd p = {fd, POLLIN, 0};
       if (poll(&p, 1, 0) != 1 || !(p.revents & POLLHUP)) continue;
       drainAll_[stream] = true;
-      paused_[stream] = false;
+      if (paused_[stream]) {
+        paused_[stream] = false;
+        uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);  // for what the budget leaves
+      }
     }
     if (masterHungUp_) {
       // Watched again: a process of the session may have reopened the terminal since the EIO.

@@ -34,8 +34,9 @@ struct SchedAttr {
   uint32_t utilMin, utilMax;
 };
 
-// How many launches may wait for a thread, per thread.
-constexpr size_t kQueuedPerThread = 4;
+// How many launches holding copies of fds may wait for a thread, per thread. Others hold nothing
+// while they wait (the pipes are made by the launch), and wait however many there are.
+constexpr size_t kHoldingFdsPerThread = 4;
 
 struct Launcher {
   std::mutex mutex;
@@ -43,6 +44,7 @@ struct Launcher {
   std::deque<LaunchJob *> queue;
   bool running = false;
   size_t threads = 0;
+  size_t holdingFds = 0;  // queued jobs with copies of fds to close (LaunchJob::closeAfter)
   bool exiting = false;  // HoldLaunchesForExit: nothing more is launched
   int inProgress = 0;
   std::condition_variable idle;
@@ -56,6 +58,7 @@ struct Launcher {
         wake.wait(lock, [this] { return !exiting && !queue.empty(); });
         job = queue.front();
         queue.pop_front();
+        if (!job->closeAfter->empty()) holdingFds--;
         inProgress++;
       }
       if (CurrentThreadTraits() == job->caller) {
@@ -143,12 +146,14 @@ bool LaunchOffLoop(LaunchJob *job) {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (!launcher->running) return false;
   }
-  if (launcher->queue.size() >= kQueuedPerThread * launcher->threads) return false;
+  bool holds = !job->closeAfter->empty();
+  if (holds && launcher->holdingFds >= kHoldingFdsPerThread * launcher->threads) return false;
   try {
     launcher->queue.push_back(job);
   } catch (...) {
     return false;
   }
+  if (holds) launcher->holdingFds++;
   launcher->wake.notify_one();
   return true;
 }

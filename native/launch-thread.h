@@ -57,8 +57,9 @@ struct LaunchJob {
 
 // Queues the job for a launcher thread. The threads, one per CPU up to 4, are started on first
 // use and never stopped: the children a thread launched have it as the parent their death signal
-// watches. False when no thread can be had, or the queue is full (the threads are all busy, and a
-// longer queue would only hold more copies of fds): the caller launches itself.
+// watches. False when no thread can be had, or when the job holds copies of fds and 4 per thread
+// such already wait (a queue of them would take the fd table a launch on the loop fits in): the
+// caller launches itself.
 bool LaunchOffLoop(LaunchJob *job);
 
 // The process is exiting (an atexit handler): no queued launch starts from now on, and those under

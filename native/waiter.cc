@@ -81,7 +81,14 @@ static void PopulateAhead(Capture &into) {
   into.populated = want;
 }
 
-DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx) {
+DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx, int maxChunks) {
+  size_t taken = 0;
+  int chunks = 0;
+  // After each read: whether the call's budget is spent.
+  auto spent = [&](ssize_t n) {
+    taken += static_cast<size_t>(n);
+    return taken >= kDrainBudget || ++chunks >= maxChunks;
+  };
   for (;;) {
     if (!into.pipeGrown && into.len >= kLargeOutput) {
       into.pipeGrown = true;
@@ -113,6 +120,7 @@ DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx) {
       if (n > 0) {
         into.len += static_cast<size_t>(n);
         if (sink && !sink(ctx, into.data + into.len - n, static_cast<size_t>(n))) return DrainResult::Open;
+        if (spent(n)) return DrainResult::Open;
         continue;
       }
       if (n == 0) return DrainResult::Eof;
@@ -125,6 +133,7 @@ DrainResult Drain(int fd, Capture &into, ChunkSink sink, void *ctx) {
     if (n > 0) {
       into.truncated = true;
       if (sink && !sink(ctx, scratch, static_cast<size_t>(n))) return DrainResult::Open;
+      if (spent(n)) return DrainResult::Open;
       continue;
     }
     if (n == 0) return DrainResult::Eof;

@@ -32,12 +32,16 @@ struct Capture {
 
 enum class DrainResult { Open, Eof };
 
-// Reads whatever the non-blocking fd has now. Eof also covers read errors (the pipe is done).
-// `sink`, when given, sees every chunk read, including bytes past the limit; when it returns
-// false (its reader wants no more for now: backpressure) reading stops there, the rest stays in
-// the pipe, and the result is Open.
+// Reads whatever the non-blocking fd has now, up to kDrainBudget bytes (and `maxChunks` reads):
+// a writer that keeps up with the reads, `yes` through a capture or past maxBuffer, would hold
+// the caller in one call for ever (the event loop: every timer and exit of the process). Open
+// when the budget is spent; the caller's poll finds the rest. Eof also covers read errors (the
+// pipe is done). `sink`, when given, sees every chunk read, including bytes past the limit; when
+// it returns false (its reader wants no more for now: backpressure) reading stops there, the
+// rest stays in the pipe, and the result is Open.
 typedef bool (*ChunkSink)(void *ctx, const char *data, size_t len);
-DrainResult Drain(int fd, Capture &into, ChunkSink sink = nullptr, void *ctx = nullptr);
+constexpr size_t kDrainBudget = 4 << 20;  // more than a pipe holds (kLargePipe: 1 MiB)
+DrainResult Drain(int fd, Capture &into, ChunkSink sink = nullptr, void *ctx = nullptr, int maxChunks = 1 << 30);
 
 // Writes what the non-blocking stdin pipe takes now; true when the pipe is finished with
 // (all written, or the child closed its end).

@@ -4,6 +4,7 @@
 // after the exit for waitDelay; and measure: true is the same child, signal by signal.
 import fs from 'node:fs'
 import path from 'node:path'
+import { getDefaultHighWaterMark, setDefaultHighWaterMark } from 'node:stream'
 import t from 'tap'
 import { spawnChild, spawnChildSync, startChild, type ChildResult, type ChildSpec } from '../../lib/index.js'
 import { APIS, LAUNCHERS, MEASURE, REPO_ROOT, eachPath, eventually, processState, tempDir } from '../helpers.js'
@@ -185,6 +186,39 @@ t.test('startChild read only after the result: the whole output, in the result a
     t.same({ exitCode: r.exitCode, out: r.stdout.length, err: r.stderr.length, cut: r.waitDelayExpired }, { exitCode: 0, out: 70000, err: 60000, cut: false }, `${label}: the result has it all, and no wait was cut`)
     t.same([out, err], [70000, 60000], `${label}: so do the streams, read afterwards`)
   }
+})
+
+// The exit handled before a stream's first read, with the reader full part way through what the
+// pipe held (a high-water mark under it: Node 20's default 16 KiB): the stream paused, and the
+// rest sat in the pipe until waitDelay cut it. 16,384 of 30,000 bytes in 19 of 20 results, with
+// waitDelayExpired blaming a grandchild there was none of.
+t.test("a reader full part way through what the pipe holds at the exit: the whole output", async t => {
+  const before = getDefaultHighWaterMark(false)
+  setDefaultHighWaterMark(false, 16384)
+  try {
+    const results = await Promise.all(Array.from({ length: 20 }, () => startChild({ file: 'head', args: ['-c', '30000', '/dev/zero'] }).result))
+    t.same(results.map(r => [r.stdout.length, r.waitDelayExpired]), Array(20).fill([30000, false]), 'each result has its 30,000 bytes, and no wait was cut')
+  } finally {
+    setDefaultHighWaterMark(false, before)
+  }
+})
+
+// A reader slower than its child writes: reading until the pipe was empty never ended while the
+// child kept up (`yes`), and the loop ran no timer, exit or other I/O again. 32 chunks a turn.
+t.test('a child that writes faster than its reader reads does not hold the event loop', async t => {
+  const child = startChild({ file: 'yes', args: ['0123456789abcdef'], maxBuffer: 1 << 20 })
+  let chunks = 0
+  child.stdout.on('data', () => {
+    chunks++
+    const end = performance.now() + 1
+    while (performance.now() < end) { /* a slow reader, on purpose */ }
+  })
+  // Comes only if the loop gets a turn.
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  child.kill('SIGKILL')
+  const r = await child.result
+  t.equal(r.signal, 'SIGKILL', 'the timer fired, and the child was killed from it')
+  t.ok(chunks > 0, `${chunks} chunks read meanwhile`)
 })
 
 // But a pipe a grandchild still holds after the exit is not read faster than its reader reads it:
