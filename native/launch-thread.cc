@@ -96,6 +96,11 @@ Launcher *TheLauncher() {
 
 }  // namespace
 
+size_t LaunchConcurrency() {
+  static const size_t count = LauncherCount();
+  return count;
+}
+
 bool ThreadTraits::operator==(const ThreadTraits &o) const {
   return read && o.read && policy == o.policy && schedFlags == o.schedFlags && nice == o.nice && priority == o.priority &&
          CPU_EQUAL(&cpus, &o.cpus) && ioPriority == o.ioPriority;
@@ -135,7 +140,7 @@ bool LaunchOffLoop(LaunchJob *job) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    for (unsigned i = 0; i < LauncherCount(); i++) {
+    for (size_t i = 0; i < LaunchConcurrency(); i++) {
       try {
         std::thread([launcher] { launcher->Run(); }).detach();
         launcher->running = true;

@@ -62,6 +62,9 @@ struct LaunchJob {
 // caller launches itself.
 bool LaunchOffLoop(LaunchJob *job);
 
+// How many launcher threads there are (or will be): one per CPU this process may use, up to 4.
+size_t LaunchConcurrency();
+
 // The process is exiting (an atexit handler): no queued launch starts from now on, and those under
 // way are waited for, at most waitMs, so that the children they make are there to be killed.
 void HoldLaunchesForExit(double waitMs);

@@ -143,6 +143,10 @@ t.test('many at once: every result is its own child', async t => {
   await Promise.all(Array.from({ length: 32 }, worker))
   const exact = (await Promise.all(results)).filter(Boolean).length
   t.equal(exact, 300, 'each of 300 results has its own output and status')
+  // 200 in one tick: all but a few wait in the environment for their turn on the launcher threads.
+  const burst = await withOneInFlight(() => Promise.all(Array.from({ length: 200 }, (_, i) =>
+    spawnChild({ file: 'sh', args: ['-c', `echo ${i}`], stdin: 'ignore', timeout: 30000 }))))
+  t.same(burst.map((r) => r.stdout.toString()), Array.from({ length: 200 }, (_, i) => `${i}\n`), '200 started in one tick: each its own output')
   t.ok(await eventually(() => openFds().length === fdsBefore.length), 'no fd left behind')
 })
 
