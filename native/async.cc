@@ -10,6 +10,7 @@
 // down (a worker exiting or terminated at any moment) is never called into. Its children are
 // still killed and reaped, from its cleanup hook.
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,15 +404,25 @@ class AsyncChild {
     job_.caller = CurrentThreadTraits();
     if (!job_.caller.read || job_.caller == owner_->declinedTraits) return false;
     if (!owner_->OpenLaunchAsync(loop_)) return false;
-    // The caller's own fds again, for a launch made here after all.
+    // The caller's own fds again, and no cwd, for a launch made here after all.
     StdioSpec io[3] = {spec_.io[0], spec_.io[1], spec_.io[2]};
     std::vector<ExtraFd> extraFds = spec_.extraFds;
     auto restore = [&] {
       ReleaseCallerFds();
       for (int i = 0; i < 3; i++) spec_.io[i] = io[i];
       spec_.extraFds = extraFds;
+      UnpinCwd();
       child_ = Launched();
     };
+    // With no cwd the child would be in whatever directory the process is in by the launch (and
+    // find there what a relative PATH entry names): it is given the directory of the call.
+    job_.pinnedCwd = !spec_.hasCwd;
+    if (job_.pinnedCwd) {
+      char here[PATH_MAX];
+      if (!getcwd(here, sizeof here)) return false;  // gone, or too long to name: inherited, here
+      spec_.hasCwd = true;
+      spec_.cwd = here;
+    }
     if (!HoldCallerFds()) {
       restore();
       return false;
@@ -445,6 +456,13 @@ class AsyncChild {
     }
     launching_ = true;
     return true;
+  }
+
+  void UnpinCwd() {
+    if (!job_.pinnedCwd) return;
+    job_.pinnedCwd = false;
+    spec_.hasCwd = false;
+    spec_.cwd.clear();
   }
 
   // job_ to the launcher threads; false when they cannot take it.
@@ -504,7 +522,10 @@ class AsyncChild {
     // The launcher thread is not like this one (a nice value set since, say): launched here, as
     // if it had never been queued.
     if (job_.declined) owner_->declinedTraits = job_.caller;
-    TakeLaunch(tearingDown, job_.declined);
+    // Failed at the cwd given it (an fd limit reached by the open of it, the directory removed
+    // since the call): made here without it, as it would have been.
+    if (job_.retryHere) UnpinCwd();
+    TakeLaunch(tearingDown, job_.declined || job_.retryHere);
   }
 
   // The launch's end on the loop: the launcher thread's (`here` false), or made here now. In a
@@ -518,7 +539,15 @@ class AsyncChild {
         return;
       }
       start_ = NowNs();
-      LaunchNow();
+      child_ = Launch(spec_);
+      if (child_.stage == Stage::Chdir && job_.pinnedCwd) {
+        // The directory of the call cannot be entered now (the fd limit, removed since): made
+        // without it, as it would have been made at the call.
+        UnpinCwd();
+        start_ = NowNs();
+        child_ = Launch(spec_);
+      }
+      ReleaseCallerFds();
       endNs = NowNs();
     } else {
       child_ = job_.result;

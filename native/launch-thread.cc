@@ -65,6 +65,15 @@ struct Launcher {
         job->startNs = NowNs();
         job->result = Launch(*job->spec);
         job->endNs = NowNs();
+        if (job->pinnedCwd && job->result.stage == Stage::Chdir) {
+          // Fork path: the child failed at the pinned cwd and has been reaped; posix_spawn path:
+          // no child. Either way nothing runs, and the fds the loop's launch needs are kept.
+          job->retryHere = true;
+          job->done(job);
+          std::lock_guard<std::mutex> lock(mutex);
+          if (--inProgress == 0) idle.notify_all();
+          continue;
+        }
         for (int &fd : *job->closeAfter) CloseFd(fd);
         job->closeAfter->clear();
         // Stamped from here, not once the loop has taken the child: it may exit before then.

@@ -49,6 +49,11 @@ struct LaunchJob {
   std::vector<int> *closeAfter = nullptr;
   Launched result;
   bool declined = false;  // the launcher thread's traits are not the caller's: nothing was done
+  // The spec's cwd is the caller's working directory, given by the caller's thread (no cwd was
+  // asked for): a launch that failed at it is handed back as not done (retryHere), for the loop
+  // to make without it, as it would have been made there.
+  bool pinnedCwd = false;
+  bool retryHere = false;
   double startNs = 0, endNs = 0;  // NowNs() just before and after the launch
   uint64_t exitKey = 0;  // the exit clock's key for result.pidfd (exit-clock.h), 0: none
   void (*done)(LaunchJob *job) = nullptr;

@@ -237,26 +237,20 @@ const removeListener = EventTarget.prototype.removeEventListener
  * targets still to be opened, a program named by a relative path) to wherever this process had
  * gone by the time the child was started. They are the caller's as of the call: made absolute
  * against the working directory of the moment, as text (no normalisation: `a/..` still walks
- * through `a`, as the kernel does). A launch that may leave the loop is also given that directory
- * as its cwd when it has none, which it would otherwise inherit at the launch (and with it what
- * a relative PATH entry finds); a directory removed since cannot be named, and is inherited.
+ * through `a`, as the kernel does). (A launch with no cwd that does leave the loop is given the
+ * directory of the call by the addon, which alone knows that it leaves.)
  */
 function pinRelativeNames(normalized: NormalizedSpec, offLoop: boolean): void {
   const n = normalized.native
-  const paths = n.stdio.some(s => s.kind === StdioKind.path)
-  const pinCwd = offLoop && (n.cwd === null || !n.cwd.startsWith('/'))
-  if (!paths && !pinCwd) return
-  let here: string
-  try {
-    here = process.cwd()
-  } catch (err) {
-    if (paths) throw err
-    return
+  if (!n.stdio.some(s => s.kind === StdioKind.path)) {
+    // Nothing relative (the usual spec): the working directory is not even asked for.
+    if (!offLoop || (n.cwd === null ? !n.file.includes('/') || n.file.startsWith('/') : n.cwd.startsWith('/'))) return
   }
+  const here = process.cwd()
   const pin = (name: string) => (name.startsWith('/') ? name : `${here}/${name}`)
   for (const s of n.stdio) if (s.kind === StdioKind.path) s.path = pin(s.path!)
-  if (n.cwd !== null || pinCwd) {
-    n.cwd = n.cwd === null ? here : pin(n.cwd)
+  if (n.cwd !== null) {
+    n.cwd = pin(n.cwd)
     return  // a relative program is found from the child's own cwd, which is now absolute
   }
   // A program named by a path with a slash runs from this directory (one without is searched for

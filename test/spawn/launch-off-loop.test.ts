@@ -232,8 +232,27 @@ t.test("the working directory, a relative cwd and a relative program are the cal
   }
 })
 
+t.test('a launch whose directory of the call is gone by the launch is made as on the loop', async t => {
+  const dir = tempDir(t)
+  const gone = path.join(dir, 'gone')
+  fs.mkdirSync(gone)
+  const here = process.cwd()
+  process.chdir(gone)
+  try {
+    const ran = await withLaunchersUnlike(7, () => withOneInFlight(async () => {
+      const late = spawnChild({ file: 'true', ...quiet })
+      fs.rmdirSync(gone)  // this process's own working directory, before the launch
+      const r = await late
+      t.same({ spawnError: r.spawnError, exitCode: r.exitCode }, { spawnError: null, exitCode: 0 }, "ran in the process's directory, as a launch at the call would have")
+    }))
+    if (!ran) t.skip(`this process's nice value (${os.getPriority(0)}) cannot be raised to 7`)
+  } finally {
+    process.chdir(here)
+  }
+})
+
 t.test('a launch made late counts its deadline and durationMs from the launch, not the call', async t => {
-  const ran = await withLaunchersUnlike(6, () => withOneInFlight(async () => {
+  const ran = await withLaunchersUnlike(8, () => withOneInFlight(async () => {
     // Held for 1 s after the call, the loop launches it then (declined): its 0.8 s deadline is
     // 0.8 s after that launch, not already past, and its 0.2 s are 0.2 s, not 1.2.
     const late = spawnChild({ file: 'sleep', args: ['0.2'], ...quiet, timeout: 800 })
@@ -243,7 +262,7 @@ t.test('a launch made late counts its deadline and durationMs from the launch, n
     t.equal(r.exitCode, 0, 'ran its 0.2 s')
     t.ok(r.durationMs < 1000, `durationMs ${r.durationMs} is the child's, not the held loop's`)
   }))
-  if (!ran) t.skip(`this process's nice value (${os.getPriority(0)}) cannot be raised to 6`)
+  if (!ran) t.skip(`this process's nice value (${os.getPriority(0)}) cannot be raised to 8`)
 })
 
 t.test("the child has the calling thread's nice value, whoever started the launcher threads", async t => {
