@@ -96,9 +96,6 @@ struct EnvChildren {
   bool launchAsyncOpen = false;
   // Launches waiting for their turn on the launcher threads (LaunchOffLoopIfBusy), in call order.
   std::deque<AsyncChild *> parked;
-  // The traits of this environment's thread that a launcher thread last declined (not its own):
-  // launches with the same are made on the loop, without a trip to be declined again.
-  ThreadTraits declinedTraits;
 
   // launchAsync, made on the loop's thread when the first launch leaves it. It counts as a child
   // for the teardown: the environment goes once it is closed.
@@ -401,8 +398,10 @@ class AsyncChild {
   // launch has left; false: launch here.
   bool LaunchOffLoopIfBusy(bool wantHandle) {
     if (wantHandle || spec_.measure || terminal_ || owner_->live.empty() || owner_->tearingDown) return false;
+    // A caller unlike the launcher threads is launched here, now, with its traits of the call: a
+    // launch declined or waiting, made here later, would have this thread's by then.
     job_.caller = CurrentThreadTraits();
-    if (!job_.caller.read || job_.caller == owner_->declinedTraits) return false;
+    if (!job_.caller.read || !LaunchersLike(job_.caller)) return false;
     if (!owner_->OpenLaunchAsync(loop_)) return false;
     // The caller's own fds again, and no cwd, for a launch made here after all.
     StdioSpec io[3] = {spec_.io[0], spec_.io[1], spec_.io[2]};
@@ -519,9 +518,8 @@ class AsyncChild {
   // (tearingDown) nothing calls into JavaScript: a child that runs is watched, for the teardown
   // to kill and reap; a launch that failed has no result to give.
   void AdoptLaunch(bool tearingDown) {
-    // The launcher thread is not like this one (a nice value set since, say): launched here, as
-    // if it had never been queued.
-    if (job_.declined) owner_->declinedTraits = job_.caller;
+    // The launcher thread is not like this one (its nice value changed since it was made, by
+    // renice on its thread id, say): launched here, as if it had never been queued.
     // Failed at the cwd given it (an fd limit reached by the open of it, the directory removed
     // since the call): made here without it, as it would have been.
     if (job_.retryHere) UnpinCwd();

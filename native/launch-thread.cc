@@ -43,6 +43,8 @@ struct Launcher {
   std::condition_variable wake;
   std::deque<LaunchJob *> queue;
   bool running = false;
+  // The threads' traits as they were made: the creating thread's, which they inherit.
+  ThreadTraits traits;
   size_t threads = 0;
   size_t holdingFds = 0;  // queued jobs with copies of fds to close (LaunchJob::closeAfter)
   bool exiting = false;  // HoldLaunchesForExit: nothing more is launched
@@ -131,6 +133,12 @@ ThreadTraits CurrentThreadTraits() {
   return t;
 }
 
+bool LaunchersLike(const ThreadTraits &caller) {
+  Launcher *launcher = TheLauncher();
+  std::lock_guard<std::mutex> lock(launcher->mutex);
+  return !launcher->running || caller == launcher->traits;
+}
+
 void HoldLaunchesForExit(double waitMs) {
   Launcher *launcher = TheLauncher();
   std::unique_lock<std::mutex> lock(launcher->mutex);
@@ -143,7 +151,12 @@ bool LaunchOffLoop(LaunchJob *job) {
   Launcher *launcher = TheLauncher();
   std::lock_guard<std::mutex> lock(launcher->mutex);
   if (launcher->exiting) return false;
+  // A caller unlike the threads would be declined, and its launch made on its loop later, with
+  // that thread's traits as they are by then (a nice value changed right after the call): it is
+  // made at once instead, by the caller.
+  if (launcher->running && !(job->caller == launcher->traits)) return false;
   if (!launcher->running) {
+    launcher->traits = job->caller;
     // Every signal blocked on the thread from its start: a process-directed signal is never
     // handled there, and Launch sets each child's own mask.
     sigset_t all, old;

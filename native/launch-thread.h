@@ -62,13 +62,17 @@ struct LaunchJob {
 
 // Queues the job for a launcher thread. The threads, one per CPU up to 4, are started on first
 // use and never stopped: the children a thread launched have it as the parent their death signal
-// watches. False when no thread can be had, or when the job holds copies of fds and 4 per thread
-// such already wait (a queue of them would take the fd table a launch on the loop fits in): the
-// caller launches itself.
+// watches. False when no thread can be had, when the caller's traits are not those the threads
+// were made with, or when the job holds copies of fds and 4 per thread such already wait (a queue
+// of them would take the fd table a launch on the loop fits in): the caller launches itself.
 bool LaunchOffLoop(LaunchJob *job);
 
 // How many launcher threads there are (or will be): one per CPU this process may use, up to 4.
 size_t LaunchConcurrency();
+
+// Whether the launcher threads have these traits (or are not made yet, and would): a launch whose
+// caller's do not is made by the caller, at once.
+bool LaunchersLike(const ThreadTraits &caller);
 
 // The process is exiting (an atexit handler): no queued launch starts from now on, and those under
 // way are waited for, at most waitMs, so that the children they make are there to be killed.

@@ -42,20 +42,29 @@ function holdLoop(ms: number): void {
 }
 
 /**
- * Runs fn with this thread's nice value at `nice`, after the launcher threads exist at the one
- * before: the threads then decline every launch they are given, which the loop makes when it takes
- * it back, after whatever the caller did right after the call. Ascending values, for a process
- * that cannot lower its nice again. False (fn not run) when the value cannot be set.
+ * Runs fn with the launcher threads' nice value raised to `nice` (by their thread ids, as renice
+ * -p would), after they exist: each then declines the launches it is given, which the loop makes
+ * when it takes them back, after whatever the caller did right after the call. Ascending values,
+ * for a process that cannot lower a nice value again. False (fn not run) when they cannot be set.
  */
 async function withLaunchersUnlike(nice: number, fn: () => Promise<void>): Promise<boolean> {
   await withOneInFlight(() => spawnChild({ file: 'true', ...quiet }))
-  const before = os.getPriority(0)
-  if (before >= nice) return false
-  os.setPriority(0, nice)
+  const tids = fs.readdirSync('/proc/self/task').filter((tid) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'tileharness-lch'
+    } catch {
+      return false
+    }
+  }).map(Number)
+  const before = tids.map((tid) => os.getPriority(tid))
+  if (tids.length === 0 || before.some((n) => n >= nice)) return false
+  for (const tid of tids) os.setPriority(tid, nice)
   try {
     await fn()
   } finally {
-    try { os.setPriority(0, before) } catch { /* lowering needs privilege: this process stays at `nice` */ }
+    tids.forEach((tid, i) => {
+      try { os.setPriority(tid, before[i]!) } catch { /* lowering needs privilege: they stay at `nice` */ }
+    })
   }
   return true
 }
@@ -226,7 +235,7 @@ t.test("the working directory, a relative cwd and a relative program are the cal
       t.equal((await inherited).stdout.toString(), `${path.join(dir, 'a')}\n`, 'no cwd: a, the directory of the call')
       t.equal((await onPath).stdout.toString(), 'a-script\n', "PATH's '.' is a")
     }))
-    if (!ran) t.skip(`this process's nice value (${os.getPriority(0)}) cannot be raised to 5`)
+    if (!ran) t.skip("the launcher threads' nice value cannot be raised to 5")
   } finally {
     process.chdir(here)
   }
@@ -245,7 +254,7 @@ t.test('a launch whose directory of the call is gone by the launch is made as on
       const r = await late
       t.same({ spawnError: r.spawnError, exitCode: r.exitCode }, { spawnError: null, exitCode: 0 }, "ran in the process's directory, as a launch at the call would have")
     }))
-    if (!ran) t.skip(`this process's nice value (${os.getPriority(0)}) cannot be raised to 7`)
+    if (!ran) t.skip("the launcher threads' nice value cannot be raised to 7")
   } finally {
     process.chdir(here)
   }
@@ -262,7 +271,30 @@ t.test('a launch made late counts its deadline and durationMs from the launch, n
     t.equal(r.exitCode, 0, 'ran its 0.2 s')
     t.ok(r.durationMs < 1000, `durationMs ${r.durationMs} is the child's, not the held loop's`)
   }))
-  if (!ran) t.skip(`this process's nice value (${os.getPriority(0)}) cannot be raised to 8`)
+  if (!ran) t.skip("the launcher threads' nice value cannot be raised to 8")
+})
+
+// A launch the launcher threads declined (their nice value not the caller's) was made on the loop
+// when it came back, with the nice value the calling thread had by then: changed right after the
+// calls, 19 of 20 children ran at the new one.
+t.test('a nice value changed right after the call does not reach the children of the calls', async t => {
+  await withOneInFlight(() => spawnChild({ file: 'true', ...quiet }))
+  const before = os.getPriority(0)
+  if (before >= 9) {
+    t.skip(`this process's nice value (${before}) cannot be raised to 9`)
+    return
+  }
+  os.setPriority(0, 9)
+  try {
+    const nices = await withOneInFlight(async () => {
+      const runs = Array.from({ length: 10 }, () => spawnChild({ file: 'sh', args: ['-c', 'cut -d" " -f19 /proc/$$/stat'], stdin: 'ignore' }))
+      os.setPriority(0, 10)
+      return (await Promise.all(runs)).map((r) => Number(r.stdout.toString()))
+    })
+    t.same(nices, Array(10).fill(9), 'each child at 9, the nice value of its call')
+  } finally {
+    try { os.setPriority(0, before) } catch { /* lowering needs privilege */ }
+  }
 })
 
 t.test("the child has the calling thread's nice value, whoever started the launcher threads", async t => {
