@@ -153,7 +153,7 @@ class Printer {
         case 'reg': {
           const name = identifier(s.name, `${at}.name`)
           const count = s.count === undefined ? '' : `<${positiveInt(s.count, `${at}.count`)}>`
-          this.lines.push(`${indent}.reg .${ptxType(s.type, `${at}.type`)} ${name}${count};`)
+          this.lines.push(`${indent}.reg .${declaredType(s.type, `${at}.type`)} ${name}${count};`)
           break
         }
         case 'label':
@@ -289,7 +289,7 @@ function param(given: PtxParam, field: string, isEntry: boolean): string {
   // attribute's own alignment after it (`.param .u64 .ptr .global .align 4 name`).
   const parts = ['.param']
   if (p.align !== undefined) parts.push('.align', String(alignment(p.align, `${field}.align`)))
-  parts.push(`.${ptxType(p.type, `${field}.type`)}`)
+  parts.push(`.${declaredType(p.type, `${field}.type`)}`)
   if (p.ptr !== undefined) {
     if (typeof p.ptr !== 'object' || p.ptr === null) throw ptxTypeError(`${field}.ptr`, 'an object { space, align? }', p.ptr)
     // .ptr is a kernel-parameter attribute on 64-bit address params (PTX ISA "Kernel Function Parameter Attributes").
@@ -335,7 +335,7 @@ function variable(given: PtxVariable, field: string, scope: 'module' | 'body'): 
   }
   parts.push(`.${space}`)
   if (v.align !== undefined) parts.push('.align', String(alignment(v.align, `${field}.align`)))
-  const type = ptxType(v.type, `${field}.type`)
+  const type = declaredType(v.type, `${field}.type`)
   if (type === 'pred') throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.type`, 'a variable cannot be .pred: predicates live in registers (declare a .reg .pred)')
   parts.push(`.${type}`)
   let length = ''
@@ -380,6 +380,19 @@ function ptxType(type: unknown, field: string): PtxType {
   if (typeof type !== 'string') throw ptxTypeError(field, 'a PTX type name such as "f32"', type)
   if (!PTX_TYPES.has(type)) throw ptxRangeError('ERR_PTX_INVALID_VALUE', field, `${JSON.stringify(type)} is not a PTX fundamental type`)
   return type as PtxType
+}
+
+/**
+ * The type of something declared (a register, a parameter, a variable). `.bf16` and `.bf16x2` are
+ * instruction types only: ptxas 13.0 refuses each as a declaration's type ("Parsing error near
+ * '.bf16'"), and bf16 data lives in `.b16` (`.bf16x2` in `.b32`).
+ */
+function declaredType(type: unknown, field: string): PtxType {
+  const checked = ptxType(type, field)
+  if (checked === 'bf16' || checked === 'bf16x2') {
+    throw ptxRangeError('ERR_PTX_INVALID_VALUE', field, `.${checked} is an instruction type only: declare bf16 data as .${checked === 'bf16' ? 'b16' : 'b32'}`)
+  }
+  return checked
 }
 
 function stateSpace(space: unknown, field: string): string {

@@ -45,6 +45,7 @@ export interface LaunchBounds {
 /** A `.param` of an entry or function. */
 export interface PtxParam {
   name: string
+  /** Any type but `bf16` and `bf16x2`, which are instruction types only (bf16 data is `.b16`). */
   type: PtxType
   /** `.align n` (bytes, a power of two). */
   align?: number
@@ -58,7 +59,7 @@ export interface PtxParam {
 export interface PtxVariable {
   space: StateSpace
   name: string
-  /** Any type but `pred` (predicates live in registers). */
+  /** Any type but `pred` (predicates live in registers), `bf16` and `bf16x2` (instruction types only). */
   type: PtxType
   /** Module-level variables only; `common` on `.global` only. */
   linkage?: Linkage
@@ -99,6 +100,7 @@ export interface Instruction {
 /** `.reg .f32 %f<4>;` declares %f0..%f3; without count, one register named exactly `name`. */
 export interface RegisterDecl {
   kind: 'reg'
+  /** Any type but `bf16` and `bf16x2`, which are instruction types only (bf16 data is `.b16`). */
   type: PtxType
   name: string
   count?: number

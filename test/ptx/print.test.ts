@@ -257,6 +257,21 @@ const refusedDeclarations: { name: string; module: PtxModule; error: RegExp; pri
     printed: '.global .f32 g = 1;', ptxas: /Initial value type mismatch/,
   },
   {
+    name: 'a .bf16 variable', module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'bf16' }], functions: [] },
+    error: /^variables\[0\]\.type: \.bf16 is an instruction type only: declare bf16 data as \.b16/,
+    printed: '.global .bf16 g;', ptxas: /Parsing error near '\.bf16'/,
+  },
+  {
+    name: 'a .bf16x2 register', module: kernel([{ kind: 'reg', type: 'bf16x2', name: '%h' }, ins('ret')]),
+    error: /^functions\[0\]\.body\[0\]\.type: \.bf16x2 is an instruction type only: declare bf16 data as \.b32/,
+    printed: '.entry k()\n{\n\t.reg .bf16x2 %h;\n\tret;\n}', ptxas: /Parsing error near '\.bf16x2'/,
+  },
+  {
+    name: 'a .bf16 parameter', module: { target: 'sm_90', functions: [{ kind: 'entry', name: 'k', params: [{ name: 'p', type: 'bf16' }], body: [ins('ret')] }] },
+    error: /^functions\[0\]\.params\[0\]\.type: \.bf16 is an instruction type only/,
+    printed: '.entry k(\n\t.param .bf16 p\n)\n{\n\tret;\n}', ptxas: /Parsing error near '\.bf16'/,
+  },
+  {
     name: 'an empty initializer of a scalar .f64 (printed as 0)', module: { target: 'sm_90', variables: [{ space: 'const', name: 'g', type: 'f64', init: [] }], functions: [] },
     error: /^variables\[0\]\.init: the initializers are integers/,
     printed: '.const .f64 g = 0;', ptxas: /Initial value type mismatch/,
