@@ -113,9 +113,13 @@ t.test('bench: a FIFO as --output or --input is not opened by the checks', async
   const fifo = path.join(dir, 'p')
   const made = spawnChildSync({ file: 'mkfifo', args: [fifo] })
   t.equal(made.exitCode, 0, 'mkfifo')
-  // A reader that reads two runs' output, one open each: the checks' own open and close had been
-  // its first input (empty), and the second run then waited for ever for a reader.
-  const reader = startChild({ file: 'sh', args: ['-c', 'cat "$0"; cat "$0"', fifo], timeout: 60000 })
+  // A reader that reads two runs' output, opening the FIFO again until it has both lines: the
+  // checks' own open and close had been its first input (empty), and the second run then waited
+  // for ever for a reader. (Two opens, `cat; cat`, raced: when the second run opened the FIFO
+  // before the first cat saw EOF, that cat read both lines, and the second cat waited on in open
+  // after its shell's timeout, a reader the next test's writer then paired with.)
+  // An open that gives nothing (the checks') ends it, as it ended `cat`.
+  const reader = startChild({ file: 'sh', args: ['-c', 'n=0; while [ $n -lt 2 ]; do m=$n; while read -r l; do echo "$l"; n=$((n+1)); done < "$0"; [ $n -gt $m ] || exit 3; done', fifo], timeout: 60000 })
   const r = run(dir, ['bench', '-n', '2', '--warmup', '0', '--output', fifo, 'echo hi'], { timeout: 60000 })
   t.same([r.exitCode, r.timedOut], [0, false], `--output FIFO: both runs wrote to it (${r.err.trim()})`)
   t.equal((await reader.result).stdout.toString(), 'hi\nhi\n', 'the reader got each run\'s output')
