@@ -384,6 +384,13 @@ class AsyncChild {
   // exec'd (BeginStart watches for that on the loop).
   bool LaunchNow() {
     child_ = Launch(spec_);
+    if (child_.stage == Stage::Chdir && job_.pinnedCwd) {
+      // The directory of the call (LaunchOffLoopIfBusy) cannot be entered now (the fd limit,
+      // removed since): made without it, as it would have been made at the call.
+      UnpinCwd();
+      start_ = NowNs();
+      child_ = Launch(spec_);
+    }
     CloseOpenedPaths(spec_);
     ReleaseCallerFds();
     return child_.stage == Stage::None;
@@ -537,15 +544,7 @@ class AsyncChild {
         return;
       }
       start_ = NowNs();
-      child_ = Launch(spec_);
-      if (child_.stage == Stage::Chdir && job_.pinnedCwd) {
-        // The directory of the call cannot be entered now (the fd limit, removed since): made
-        // without it, as it would have been made at the call.
-        UnpinCwd();
-        start_ = NowNs();
-        child_ = Launch(spec_);
-      }
-      ReleaseCallerFds();
+      LaunchNow();
       endNs = NowNs();
     } else {
       child_ = job_.result;

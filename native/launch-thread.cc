@@ -151,10 +151,6 @@ bool LaunchOffLoop(LaunchJob *job) {
   Launcher *launcher = TheLauncher();
   std::lock_guard<std::mutex> lock(launcher->mutex);
   if (launcher->exiting) return false;
-  // A caller unlike the threads would be declined, and its launch made on its loop later, with
-  // that thread's traits as they are by then (a nice value changed right after the call): it is
-  // made at once instead, by the caller.
-  if (launcher->running && !(job->caller == launcher->traits)) return false;
   if (!launcher->running) {
     launcher->traits = job->caller;
     // Every signal blocked on the thread from its start: a process-directed signal is never

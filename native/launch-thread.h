@@ -62,8 +62,8 @@ struct LaunchJob {
 
 // Queues the job for a launcher thread. The threads, one per CPU up to 4, are started on first
 // use and never stopped: the children a thread launched have it as the parent their death signal
-// watches. False when no thread can be had, when the caller's traits are not those the threads
-// were made with, or when the job holds copies of fds and 4 per thread such already wait (a queue
+// watches; the caller has asked LaunchersLike first. False when no thread can be had, or when
+// the job holds copies of fds and 4 per thread such already wait (a queue
 // of them would take the fd table a launch on the loop fits in): the caller launches itself.
 bool LaunchOffLoop(LaunchJob *job);
 

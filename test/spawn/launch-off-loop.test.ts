@@ -13,15 +13,15 @@ import { PACKAGE, runNodeScript } from '../reliability/helpers.js'
 
 const quiet = { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' } as const
 
-/** The launcher threads of this process, by their name (native/launch-thread.h). */
-function launcherThreads(): number {
+/** The launcher threads of this process (their thread ids), by their name (native/launch-thread.h). */
+function launcherTids(): number[] {
   return fs.readdirSync('/proc/self/task').filter((tid) => {
     try {
       return fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'tileharness-lch'
     } catch {
       return false
     }
-  }).length
+  }).map(Number)
 }
 
 /** Runs fn while one other child is in flight: the spawnChild calls it makes leave the loop. */
@@ -49,13 +49,7 @@ function holdLoop(ms: number): void {
  */
 async function withLaunchersUnlike(nice: number, fn: () => Promise<void>): Promise<boolean> {
   await withOneInFlight(() => spawnChild({ file: 'true', ...quiet }))
-  const tids = fs.readdirSync('/proc/self/task').filter((tid) => {
-    try {
-      return fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'tileharness-lch'
-    } catch {
-      return false
-    }
-  }).map(Number)
+  const tids = launcherTids()
   const before = tids.map((tid) => os.getPriority(tid))
   if (tids.length === 0 || before.some((n) => n >= nice)) return false
   for (const tid of tids) os.setPriority(tid, nice)
@@ -72,11 +66,11 @@ async function withLaunchersUnlike(nice: number, fn: () => Promise<void>): Promi
 // First in this file: each test file is a process of its own, so no launcher thread exists yet.
 t.test('a launch leaves the loop only while other children are in flight', async t => {
   for (let i = 0; i < 5; i++) t.equal((await spawnChild({ file: 'true', ...quiet })).exitCode, 0)
-  t.equal(launcherThreads(), 0, 'awaited one at a time, every launch was made on the loop')
+  t.equal(launcherTids().length, 0, 'awaited one at a time, every launch was made on the loop')
   await withOneInFlight(async () => {
     t.equal((await spawnChild({ file: 'true', ...quiet })).exitCode, 0)
   })
-  t.ok(launcherThreads() >= 1, 'with one in flight, the next went to a launcher thread')
+  t.ok(launcherTids().length >= 1, 'with one in flight, the next went to a launcher thread')
 })
 
 t.test('the same observable child, launched on the loop or off it', async t => {
@@ -299,7 +293,7 @@ t.test('a nice value changed right after the call does not reach the children of
 
 t.test("the child has the calling thread's nice value, whoever started the launcher threads", async t => {
   await withOneInFlight(() => spawnChild({ file: 'true', ...quiet }))
-  t.ok(launcherThreads() >= 1, 'the launcher threads run')
+  t.ok(launcherTids().length >= 1, 'the launcher threads run')
   const niceOf = async () => {
     const r = await withOneInFlight(() => spawnChild({ file: 'sh', args: ['-c', 'cut -d" " -f19 /proc/$$/stat'], stdin: 'ignore' }))
     return Number(r.stdout.toString())
