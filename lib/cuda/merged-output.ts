@@ -10,6 +10,7 @@ import {
   ELF64_EHDR_SIZE as EHDR_SIZE, ELF64_SHDR_SIZE as SHDR_SIZE, ELF_MAGIC as MAGIC_BYTES, ELFCLASS64, ELFDATA2LSB,
   EM_CUDA, EV_CURRENT, SHT_NOBITS,
 } from '../elf/constants.js'
+import { MAX_SAFE_HIGH } from '../elf/bytes.js'
 
 const ELF_MAGIC = Buffer.from(MAGIC_BYTES)
 /** Elf64_Phdr; lib/elf has no use for program headers, so the size lives here. */
@@ -31,12 +32,12 @@ export function cubinExtent(buffer: Uint8Array, at = 0): number {
 function extent(b: Buffer, at: number, work: { left: number }): number {
   const avail = b.length - at
   if (at < 0 || avail < EHDR_SIZE) return -1
-  if (!b.subarray(at, at + 4).equals(ELF_MAGIC)) return -1
+  if (b[at] !== MAGIC_BYTES[0] || b[at + 1] !== MAGIC_BYTES[1] || b[at + 2] !== MAGIC_BYTES[2] || b[at + 3] !== MAGIC_BYTES[3]) return -1
   if (b[at + 4] !== ELFCLASS64 || b[at + 5] !== ELFDATA2LSB || b[at + 6] !== EV_CURRENT) return -1
   if (b.readUInt16LE(at + 18) !== EM_CUDA || b.readUInt32LE(at + 20) !== EV_CURRENT) return -1
   if (b.readUInt16LE(at + 52) !== EHDR_SIZE) return -1
-  const phoff = offset(b.readBigUInt64LE(at + 32))
-  const shoff = offset(b.readBigUInt64LE(at + 40))
+  const phoff = offset(b, at + 32)
+  const shoff = offset(b, at + 40)
   const phentsize = b.readUInt16LE(at + 54)
   const phnum = b.readUInt16LE(at + 56)
   const shentsize = b.readUInt16LE(at + 58)
@@ -57,11 +58,11 @@ function extent(b: Buffer, at: number, work: { left: number }): number {
   for (let i = 0; i < shnum; i++) {
     const sh = at + shoff + i * SHDR_SIZE
     if (b.readUInt32LE(sh + 4) === SHT_NOBITS) continue
-    if (!claim(offset(b.readBigUInt64LE(sh + 24)), offset(b.readBigUInt64LE(sh + 32)))) return -1
+    if (!claim(offset(b, sh + 24), offset(b, sh + 32))) return -1
   }
   for (let i = 0; i < phnum; i++) {
     const ph = at + phoff + i * PHDR_SIZE
-    if (!claim(offset(b.readBigUInt64LE(ph + 8)), offset(b.readBigUInt64LE(ph + 32)))) return -1
+    if (!claim(offset(b, ph + 8), offset(b, ph + 32))) return -1
   }
   return end
 }
@@ -97,7 +98,11 @@ export function splitMergedOutput(buffer: Buffer): SplitOutput {
   return { cubin: null, diagnostics: Buffer.from(buffer), cubinOffset: -1 }
 }
 
-/** A 64-bit file offset as a number; anything past 2^53 can't fit a Buffer anyway. */
-function offset(value: bigint): number {
-  return value > BigInt(Number.MAX_SAFE_INTEGER) ? -1 : Number(value)
+/**
+ * The 64-bit file offset or size at `at` as a number, -1 past 2^53 - 1 (no Buffer is that big).
+ * Read as two u32 halves: a BigInt read allocates, and every header entry holds two of these.
+ */
+function offset(b: Buffer, at: number): number {
+  const high = b.readUInt32LE(at + 4)
+  return high > MAX_SAFE_HIGH ? -1 : high * 0x1_0000_0000 + b.readUInt32LE(at)
 }

@@ -3,18 +3,36 @@
 // never a RangeError from Buffer or a silently wrong value from an out-of-range typed-array read.
 import { CubinError, type CubinErrorCode } from './errors.js'
 
-export class ByteReader {
-  private readonly view: DataView
+/** The largest high half of a u64 that is still a safe integer: 2^53 - 1 = 0x1fffff_ffffffff. */
+export const MAX_SAFE_HIGH = 0x1f_ffff
 
-  /** `base` is where `bytes` starts in the whole input, so error offsets are absolute. */
-  constructor(readonly bytes: Uint8Array, readonly base = 0) {
+const EMPTY = new Uint8Array(0)
+
+export class ByteReader {
+  /** How many bytes this reader covers. */
+  readonly length: number
+  /** One view of the whole input, shared by every slice of it: a slice makes no view of its own. */
+  private readonly view: DataView
+  /** Where this reader's bytes start in `view`. */
+  private readonly start: number
+  private window: Uint8Array | null
+
+  /**
+   * `base` is where `bytes` starts in the whole input, so error offsets are absolute. A slice
+   * passes its parent's `view` with its own `start` and `length` (and no bytes of its own).
+   */
+  constructor(bytes: Uint8Array, readonly base = 0, view?: DataView, start = 0, length = bytes.byteLength) {
+    this.length = length
+    this.start = start
+    this.window = view === undefined ? bytes : null
     // A view of a detached buffer has no bytes, and a DataView cannot be made over its buffer:
     // an empty one reads as any empty input (every read a CubinError).
-    this.view = bytes.byteLength === 0 ? new DataView(new ArrayBuffer(0)) : new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    this.view = view ?? (bytes.byteLength === 0 ? new DataView(new ArrayBuffer(0)) : new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   }
 
-  get length(): number {
-    return this.bytes.byteLength
+  /** The reader's bytes as a Uint8Array (made on first use for a slice). */
+  get bytes(): Uint8Array {
+    return (this.window ??= new Uint8Array(this.view.buffer, this.view.byteOffset + this.start, this.length))
   }
 
   /** Throws unless [offset, offset + size) lies inside the input. */
@@ -28,17 +46,17 @@ export class ByteReader {
 
   u8(offset: number, what: string): number {
     this.check(offset, 1, what)
-    return this.view.getUint8(offset)
+    return this.view.getUint8(this.start + offset)
   }
 
   u16(offset: number, what: string): number {
     this.check(offset, 2, what)
-    return this.view.getUint16(offset, true)
+    return this.view.getUint16(this.start + offset, true)
   }
 
   u32(offset: number, what: string): number {
     this.check(offset, 4, what)
-    return this.view.getUint32(offset, true)
+    return this.view.getUint32(this.start + offset, true)
   }
 
   /**
@@ -47,14 +65,18 @@ export class ByteReader {
    */
   u64(offset: number, what: string, code: CubinErrorCode = 'ERR_CUBIN_MALFORMED'): number {
     this.check(offset, 8, what)
-    const value = this.view.getBigUint64(offset, true)
-    if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new CubinError(code, `${what} is ${value}, beyond any input size`, this.base + offset)
-    return Number(value)
+    // Two u32 halves: a BigInt read allocates, and a cubin's headers are full of u64s. A high half
+    // past 2^21 - 1 makes the value 2^53 or more; the BigInt is made only to say what it was.
+    const high = this.view.getUint32(this.start + offset + 4, true)
+    if (high > MAX_SAFE_HIGH) {
+      throw new CubinError(code, `${what} is ${this.view.getBigUint64(this.start + offset, true)}, beyond any input size`, this.base + offset)
+    }
+    return high * 0x1_0000_0000 + this.view.getUint32(this.start + offset, true)
   }
 
   /** A view of [offset, offset + size), bounds-checked. */
   slice(offset: number, size: number, what: string): ByteReader {
     this.check(offset, size, what)
-    return new ByteReader(this.bytes.subarray(offset, offset + size), this.base + offset)
+    return new ByteReader(EMPTY, this.base + offset, this.view, this.start + offset, size)
   }
 }

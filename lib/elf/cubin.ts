@@ -13,6 +13,7 @@
 //   function keyed by symbol index; they are also read from `.nv.info.<kernel>`, where some older
 //   toolkits put them. Launch-bound attributes (max threads, reqntid, cluster shape, maxreg) sit
 //   in `.nv.info.<kernel>`.
+import { isAscii } from 'node:buffer'
 import { ByteReader } from './bytes.js'
 import {
   EI_ABIVERSION, EI_CLASS, EI_DATA, EI_OSABI, EIATTR_CTA_PER_CLUSTER, EIATTR_EXPLICIT_CLUSTER,
@@ -277,6 +278,10 @@ function stringTable(r: ByteReader, s: SectionHeader, what: string): StringTable
   return new StringTable(r.slice(s.offset, s.size, what))
 }
 
+/** Names are decoded as UTF-8 (malformed bytes as U+FFFD); one decoder serves every table: a
+ * whole-input decode keeps no state between calls, and making one costs more than most names. */
+const UTF8 = new TextDecoder('utf-8')
+
 /** How many times its own size a string table's names may add up to (they may share tails). */
 const NAME_OVERLAP_LIMIT = 16
 
@@ -289,13 +294,17 @@ const NAME_OVERLAP_LIMIT = 16
  */
 class StringTable {
   private readonly nuls: number[] = []
-  private readonly decoder = new TextDecoder('utf-8')
   private readonly names = new Map<number, string>()
   private budget: number
+  /** The whole table as text when it is ASCII (any toolchain's is): a name is then a substring of
+   * it, where a decode of its own costs a call into the runtime per name. */
+  private readonly text: string | null
 
   constructor(private readonly data: ByteReader) {
-    for (let at = data.bytes.indexOf(0); at !== -1; at = data.bytes.indexOf(0, at + 1)) this.nuls.push(at)
+    const bytes = data.bytes
+    for (let at = bytes.indexOf(0); at !== -1; at = bytes.indexOf(0, at + 1)) this.nuls.push(at)
     this.budget = NAME_OVERLAP_LIMIT * data.length
+    this.text = bytes.length > 0 && isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1') : null
   }
 
   cString(offset: number, what: string): string {
@@ -316,7 +325,7 @@ class StringTable {
     if (this.budget < 0) {
       throw new CubinError('ERR_CUBIN_MALFORMED', `${what} (offset ${offset}): the table's names overlap beyond ${NAME_OVERLAP_LIMIT} times its ${this.data.length} bytes`, this.data.base + offset)
     }
-    const name = this.decoder.decode(this.data.bytes.subarray(offset, end))
+    const name = this.text !== null ? this.text.slice(offset, end) : UTF8.decode(this.data.bytes.subarray(offset, end))
     this.names.set(offset, name)
     return name
   }

@@ -27,6 +27,9 @@ t.test('cubinExtent: the whole object, or -1', async (t) => {
     ['section table past the end', corrupt((b) => b.writeBigUInt64LE(BigInt(b.length), 40))],
     ['section data past the end', corrupt((b) => b.writeBigUInt64LE(0xffffn, b.readUInt32LE(40) + 64 + 32))],
     ['huge offset', corrupt((b) => b.writeBigUInt64LE(0xffffffffffffffffn, 32))],
+    // Offsets and sizes are u64s read as two halves: a high half of 1 is 4 GiB more, not nothing.
+    ['a section size 4 GiB past its own', corrupt((b) => b.writeUInt32LE(1, b.readUInt32LE(40) + 64 + 36))],
+    ['the program headers at 2^53', corrupt((b) => b.writeBigUInt64LE(2n ** 53n, 32))],
     ['shstrndx out of range', corrupt((b) => b.writeUInt16LE(9, 62))],
   ]
   for (const [name, extent] of rows) t.equal(extent, -1, name)

@@ -44,6 +44,19 @@ t.test('a synthetic cubin reads back', async (t) => {
   } satisfies CubinSummary)
 })
 
+t.test('names: an ASCII table is read as text, any other is decoded as UTF-8', async (t) => {
+  // The string tables of ptxas are ASCII and are read as one string each; a name outside ASCII
+  // takes the UTF-8 decode, and a byte that is not UTF-8 reads as U+FFFD, as before.
+  const utf8 = readCubin(syntheticCubin({ kernels: [{ name: 'kërnel', registers: 8 }], functions: [{ name: 'dévice' }] }).bytes)
+  t.same([utf8.kernels.map((k) => k.name), utf8.functions.map((f) => f.name)], [['kërnel'], ['dévice']], 'UTF-8 names')
+  const b = Buffer.from(base.bytes)
+  const strtab = base.sections['.strtab']!
+  const at = b.subarray(strtab.offset, strtab.offset + strtab.size).indexOf('alpha\0')
+  b[strtab.offset + at] = 0xff
+  t.same(readCubin(b).kernels.map((k) => k.name), ['\ufffdlpha', 'beta'], 'a byte that is not UTF-8')
+  t.same(readCubin(base.bytes).kernels.map((k) => k.name), ['alpha', 'beta'], 'ASCII names, the input untouched')
+})
+
 t.test('the SM comes from e_flags as EI_ABIVERSION says', async (t) => {
   const rows: [number, number, number][] = [
     [8, 0x06005a04, 90], // ptxas 13.0, sm_90: bits 8-15
@@ -90,6 +103,11 @@ const bad: BadRow[] = [
   { name: 'EI_ABIVERSION 6', patch: set((b) => { b[8] = 6 }), code: 'ERR_CUBIN_ABI_VERSION', message: /EI_ABIVERSION 6/ },
   { name: 'section table past the end', patch: set((b) => b.writeBigUInt64LE(BigInt(b.length), 40)), code: 'ERR_CUBIN_TRUNCATED' },
   { name: 'section table at 2^63', patch: set((b) => b.writeBigUInt64LE(2n ** 63n, 40)), code: 'ERR_CUBIN_MALFORMED', message: /e_shoff is 9223372036854775808/ },
+  // A u64 is read as two u32 halves: the last safe integer is an offset (out of bounds), the next one is not a number at all.
+  { name: 'section table at 2^53 - 1', patch: set((b) => b.writeBigUInt64LE(2n ** 53n - 1n, 40)), code: 'ERR_CUBIN_TRUNCATED', message: /needs bytes 9007199254740991\.\./ },
+  { name: 'section table at 2^53', patch: set((b) => b.writeBigUInt64LE(2n ** 53n, 40)), code: 'ERR_CUBIN_MALFORMED', message: /e_shoff is 9007199254740992, beyond any input size/ },
+  { name: 'section table at 6 GiB (a low half past 2^31)', patch: set((b) => b.writeBigUInt64LE(0x1_8000_0000n, 40)), code: 'ERR_CUBIN_TRUNCATED', message: /needs bytes 6442450944\.\./ },
+  { name: 'symbol table size with a high half', patch: set((b) => b.writeUInt32LE(1, header('.symtab') + 36)), code: 'ERR_CUBIN_MALFORMED', message: /size 429496\d+;/ },
   { name: 'section header size 40', patch: set((b) => b.writeUInt16LE(40, 58)), code: 'ERR_CUBIN_MALFORMED', message: /e_shentsize is 40/ },
   { name: '65535 sections', patch: set((b) => b.writeUInt16LE(0xffff, 60)), code: 'ERR_CUBIN_TRUNCATED' },
   { name: 'extended count, huge', patch: set((b) => { b.writeUInt16LE(0, 60); b.writeBigUInt64LE(2n ** 40n, base.shoff + 32) }), code: 'ERR_CUBIN_TRUNCATED' },
