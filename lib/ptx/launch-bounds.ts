@@ -97,6 +97,8 @@ export function normalizeLaunchBounds(
 export interface NormalizedModule {
   /** A copy of the input with `version` set and only printable directives left. */
   module: PtxModule & { version: string }
+  /** The version is the module's own (else chosen from the target and the directives). */
+  versionGiven: boolean
   warnings: PtxWarning[]
 }
 
@@ -156,7 +158,7 @@ export function normalizeModule(given: PtxModule): NormalizedModule {
     }
     throw ptxRangeError('ERR_PTX_INVALID_VALUE', `${field}.kind`, `expected 'entry' or 'func', got ${JSON.stringify((fn as { kind?: unknown }).kind)}`)
   })
-  return { module: { ...module, version, functions: normalized }, warnings }
+  return { module: { ...module, version, functions: normalized }, versionGiven: module.version !== undefined, warnings }
 }
 
 /** Checks the types and ranges of every directive value; returns a mutable copy. */

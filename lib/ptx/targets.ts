@@ -35,6 +35,13 @@ export const PTX_ISA_MAX = '9.0'
 export const PTX_ISA_BLOCKS_ARE_CLUSTERS = '9.0'
 
 /**
+ * The `.b128` type, declared or as an instruction type, is a PTX ISA 8.3 feature (ptxas 13.0:
+ * "Feature 'Type .b128' requires PTX ISA .version 8.3 or later"): above the lowest version of
+ * sm_90 (7.8) and sm_90a (8.0).
+ */
+export const PTX_ISA_B128 = '8.3'
+
+/**
  * Every PTX ISA version ptxas 13.0 accepts, oldest first (`ptxas --list-version`; the targets test
  * compares the two). The gaps (7.9, 8.9) are rejected here with a clear message instead of by ptxas.
  */

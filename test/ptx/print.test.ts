@@ -308,3 +308,76 @@ t.test('against the real ptxas: each refused declaration, printed by hand, is re
     t.equal(result.exitCode, 0, `${row.name}: assembles`, { stderr })
   }
 })
+
+// `.b128` is a PTX ISA 8.3 type: above sm_90's lowest version (7.8) and sm_90a's (8.0). Wherever
+// the module uses it, an inferred version is raised to 8.3. An explicit older version is refused,
+// naming the use, where ptxas 13.0 checks it: a register, a parameter or variable that is not an
+// array, an instruction type. An array of .b128 it takes at 7.8, so that is printed as asked.
+const b128Uses: Array<{ name: string; module: PtxModule; at: string | null; assembles: boolean }> = [
+  {
+    name: 'a register and the instruction types that use it',
+    module: {
+      target: 'sm_90',
+      functions: [{
+        kind: 'entry', name: 'k', params: [{ name: 'p', type: 'u64' }],
+        body: [{ kind: 'reg', type: 'b128', name: '%q', count: 2 }, { kind: 'reg', type: 'b64', name: '%rd', count: 2 },
+          ins('ld.param.u64', '%rd1', addr('p')), ins('ld.global.b128', '%q1', addr('%rd1')), ins('st.global.b128', addr('%rd1'), '%q1'), ins('ret')],
+      }],
+    },
+    at: 'functions[0].body[0].type',
+    assembles: true,
+  },
+  // Not valid PTX (no .b128 register to move into): the instruction type alone is what is found.
+  { name: 'an instruction type', module: kernel([{ kind: 'reg', type: 'b64', name: '%rd', count: 2 }, ins('mov.b128', '%rd1', vec('%rd0', '%rd1'))]), at: 'functions[0].body[1].opcode', assembles: false },
+  { name: 'an entry parameter', module: { target: 'sm_90a', functions: [{ kind: 'entry', name: 'k', params: [{ name: 'p', type: 'b128' }], body: [ins('ret')] }] }, at: 'functions[0].params[0].type', assembles: true },
+  { name: 'a module variable', module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'b128' }], functions: [] }, at: 'variables[0].type', assembles: true },
+  { name: 'a shared variable in a body', module: kernel([local({ space: 'shared', name: 's', type: 'b128' }), ins('ret')]), at: 'functions[0].body[0].variable.type', assembles: true },
+  {
+    name: 'arrays only',
+    module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'b128', length: 2 }], functions: [{ kind: 'entry', name: 'k', params: [{ name: 'p', type: 'b128', length: 2 }], body: [local({ space: 'shared', name: 's', type: 'b128', length: 4 }), ins('ret')] }] },
+    at: null,
+    assembles: true,
+  },
+]
+
+t.test('.b128 raises an inferred .version to 8.3 and refuses an older explicit one where ptxas would', async (t) => {
+  for (const { name, module, at } of b128Uses) {
+    const emitted = emitPtx(module)
+    t.equal(emitted.version, '8.3', `${name}: version 8.3`)
+    t.match(emitted.ptx, /^\.version 8\.3$/m, `${name}: printed`)
+    if (at === null) {
+      t.equal(emitPtx({ ...module, version: '7.8' }).version, '7.8', `${name}: an explicit 7.8 stands`)
+      t.match(printModule({ ...module, version: '7.8' }), /^\.version 7\.8$/m)
+    } else {
+      t.throws(() => printModule({ ...module, version: '8.2' }), {
+        name: 'RangeError', code: 'ERR_PTX_VERSION_TOO_OLD',
+        message: `version: PTX ISA 8.2 is too old for the .b128 type (${at}), which needs PTX ISA 8.3 or newer`,
+      }, `${name}: an explicit 8.2 is refused`)
+    }
+    t.equal(emitPtx({ ...module, version: '8.3' }).version, '8.3', `${name}: an explicit 8.3 stands`)
+  }
+  // A target whose lowest version is newer keeps it; a module without .b128 keeps sm_90's 7.8.
+  t.equal(emitPtx({ ...b128Uses[0]!.module, target: 'sm_100' }).version, '8.6', 'sm_100 stays at 8.6')
+  t.equal(emitPtx(kernel([ins('ret')])).version, '7.8', 'no .b128: 7.8')
+  t.equal(emitPtx(kernel([{ kind: 'reg', type: 'b64', name: '%rd' }, ins('mov.b64', '%rd', imm(0)), ins('ret')])).version, '7.8', 'b64 is not b128')
+})
+
+t.test('.b128 modules assemble at the version chosen; below it ptxas refuses what the printer refuses', { skip: skipWithoutPtxas }, async (t) => {
+  for (const { name, module, at, assembles } of b128Uses) {
+    if (!assembles) continue
+    const target = module.target
+    const text = printModule(module)
+    const { result, stderr } = assemble(text, target)
+    t.equal(result.exitCode, 0, `${name}: ptxas accepts .version 8.3`, { stderr })
+    // Printed by hand at the target's own lowest version, which the printer no longer chooses.
+    const lowest = target === 'sm_90a' ? '8.0' : '7.8'
+    const old = assemble(text.replace('.version 8.3', `.version ${lowest}`), target)
+    if (at === null) {
+      t.equal(old.result.exitCode, 0, `${name}: ptxas takes .version ${lowest} too`, { stderr: old.stderr })
+      continue
+    }
+    t.equal(old.result.exitCode, 255, `${name}: ptxas refuses .version ${lowest}`)
+    t.match(old.stderr, /Feature '(?:Type \.b128|Instruction type \.b128 for instruction \w+)' requires PTX ISA \.version 8\.3 or later/)
+    t.equal(assemble(text.replace('.version 8.3', '.version 8.2'), target).result.exitCode, 255, `${name}: and 8.2`)
+  }
+})
