@@ -12,7 +12,7 @@ import { MAX_EXTRA_FD } from '../spawn/normalize.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { readFatbin } from '../elf/fatbin.js'
 import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
-import { invalidType, invalidValue, requireObject } from '../errors.js'
+import { invalidType, invalidValue, ownElements, ownFields, requireObject } from '../errors.js'
 import { checkBaseName, withAnonymousFiles, withPrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
@@ -68,14 +68,21 @@ export interface FatbinaryRun {
 const FIRST_IMAGE_FD = 3
 
 /** Run fatbinary on `images`, in their order. Throws only for bad input (TypeError). */
-export async function runFatbinaryAsync(images: readonly FatbinaryInput[], options: RunFatbinaryOptions = {}): Promise<FatbinaryRun> {
-  requireObject('options', options)
-  if (!Array.isArray(images)) throw invalidType('images', 'an array of { kind, gpuName, fileName, data }', images)
-  for (const [i, image] of images.entries()) {
-    requireObject(`images[${i}]`, image)
+export async function runFatbinaryAsync(givenImages: readonly FatbinaryInput[], given: RunFatbinaryOptions = {}): Promise<FatbinaryRun> {
+  requireObject('options', given)
+  // The options and each image by their own fields, read once, and the images by their own
+  // elements: a fatbinary, env or inputRoute inherited from a polluted Object.prototype is as if
+  // absent, and a hole in the list is refused, not an image from Array.prototype.
+  const options = ownFields(given)
+  if (!Array.isArray(givenImages)) throw invalidType('images', 'an array of { kind, gpuName, fileName, data }', givenImages)
+  const images: FatbinaryInput[] = []
+  for (const [i, entry] of ownElements(givenImages).entries()) {
+    requireObject(`images[${i}]`, entry)
+    const image = ownFields(entry as FatbinaryInput)
     // Each image's file is made in a private directory of its own: a plain name stays inside it.
     checkBaseName(`images[${i}].fileName`, image.fileName)
     if (typeof image.data !== 'string' && !(image.data instanceof Uint8Array)) throw invalidType(`images[${i}].data`, 'a Uint8Array or string', image.data)
+    images.push(image)
   }
   const route = options.inputRoute ?? 'memfd'
   if (route !== 'memfd' && route !== 'file') throw invalidValue('options.inputRoute', "must be 'memfd' or 'file'", route)

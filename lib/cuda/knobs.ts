@@ -22,7 +22,7 @@
 // messages.
 
 import { readFileSync } from 'node:fs'
-import { requireObject, requireString } from '../errors.js'
+import { ownFields, requireObject, requireString } from '../errors.js'
 
 /** ptxas's fatal knob messages, verbatim (%s = the knobs file path or the knob text). */
 export const KNOB_MESSAGES = {
@@ -117,9 +117,11 @@ const INT_MAX = 2147483647
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /** Parse the text of a knobs file; throws KnobFileError for anything ptxas would reject. */
-export function parseKnobFile(text: string, options: ParseKnobOptions = {}): KnobFile {
+export function parseKnobFile(text: string, given: ParseKnobOptions = {}): KnobFile {
   requireString('text', text)
-  requireObject('options', options)
+  requireObject('options', given)
+  // Its own fields only: an inherited knobTypes would refuse every knob it does not list.
+  const options = ownFields(given)
   const source = options.source ?? '<input>'
   requireString('source', source)
   const knobTypes = normalizeKnobTypes(options.knobTypes)

@@ -9,7 +9,7 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { argumentError, invalidType, invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { argumentError, invalidType, invalidValue, ownFields, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { splitCommand } from '../split-command.js'
 import { checkBaseName, withPrivateTempFile, type PrivateTempFile, type TempFileRequest } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
@@ -40,7 +40,7 @@ export interface NvdisasmArgvOptions {
 /** tileiras's nvdisasm argv: ['nvdisasm', '-c', '-uumn'] plus the sanitize tail for memcheck. */
 export function buildNvdisasmArgv(options: NvdisasmArgvOptions = {}): string[] {
   requireObject('options', options)
-  const sanitize = options.sanitize ?? 'none'
+  const { sanitize = 'none' } = ownFields(options)
   if (sanitize !== 'memcheck' && sanitize !== 'none') throw invalidValue('sanitize', "must be 'memcheck' or 'none'", sanitize)
   const argv = ['nvdisasm', '-c', NVDISASM_FLAG_BLOCK]
   if (sanitize === 'memcheck') argv.push(NVDISASM_SANITIZE_TAIL)
@@ -82,7 +82,8 @@ export interface SassDump {
 }
 
 /** Dump a cubin's SASS. Throws for bad input (TypeError/RangeError) and a TempFileError when the cubin's temp file cannot be made. */
-export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): SassDump {
+export function dumpSass(cubin: Uint8Array | null | undefined, given: DumpSassOptions = {}): SassDump {
+  const options = dumpOptions(given)
   const plan = planDump(commandWords(options), cubin, options, 'sync')
   return withPrivateTempFile(cubinFile(plan), temp => {
     const argv = dumpArgv(plan, temp)
@@ -91,7 +92,8 @@ export function dumpSass(cubin: Uint8Array | null | undefined, options: DumpSass
 }
 
 /** dumpSass on the event loop; the temp cubin outlives the child and no longer. */
-export async function dumpSassAsync(cubin: Uint8Array | null | undefined, options: DumpSassOptions = {}): Promise<SassDump> {
+export async function dumpSassAsync(cubin: Uint8Array | null | undefined, given: DumpSassOptions = {}): Promise<SassDump> {
+  const options = dumpOptions(given)
   return dumpWordsAsync(commandWords(options), cubin, options)
 }
 
@@ -122,8 +124,16 @@ export function dumpCommandWords(command: string, field: string): string[] {
   return words
 }
 
-function commandWords(options: DumpSassOptions): string[] {
+/**
+ * The caller's options by their own fields, each read once: a command, env or cubinPath inherited
+ * from a polluted Object.prototype is as if absent, not what every dump runs or reads.
+ */
+function dumpOptions<T extends Omit<DumpSassOptions, 'command'>>(options: T): T {
   requireObject('options', options)
+  return ownFields(options)
+}
+
+function commandWords(options: DumpSassOptions): string[] {
   return dumpCommandWords(requireString('command', options.command ?? DEFAULT_DUMP_SASS_COMMAND), 'command')
 }
 
@@ -143,10 +153,10 @@ interface DumpPlan {
 function planDump(
   words: readonly string[],
   cubin: Uint8Array | null | undefined,
-  options: Omit<DumpSassOptions, 'command'>,
+  given: Omit<DumpSassOptions, 'command'>,
   api: 'sync' | 'async',
 ): DumpPlan {
-  requireObject('options', options)
+  const options = dumpOptions(given)
   const timeout = requireTimeout(options.timeout ?? DEFAULT_DUMP_SASS_TIMEOUT_MS)
   const inputBaseName = checkBaseName('inputBaseName', options.inputBaseName ?? 'module')
   if (options.tempRoot !== undefined) requireString('tempRoot', options.tempRoot)

@@ -4,12 +4,13 @@
 import t from 'tap'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { runFatbinaryAsync, type FatbinaryInput } from '../../lib/cuda/fatbinary.js'
+import { runFatbinaryAsync, type FatbinaryInput, type FatbinaryRun, type RunFatbinaryOptions } from '../../lib/cuda/fatbinary.js'
+import { buildFatbinaryArgv } from '../../lib/cuda/fatbinary-argv.js'
 import { runPtxas } from '../../lib/cuda/ptxas.js'
 import { searchPath } from '../../lib/cuda/toolkit.js'
 import { readFatbin } from '../../lib/elf/fatbin.js'
 import { spawnChildSync } from '../../lib/index.js'
-import { REPO_ROOT } from '../helpers.js'
+import { REPO_ROOT, withPollutedPrototype } from '../helpers.js'
 import { nodeChildEnv } from '../reliability/helpers.js'
 import { fakeTool, MINIMAL_PTX, NO_PTXAS, openFds, PTXAS, scratchDir } from '../fixtures/cuda/helpers.js'
 
@@ -126,4 +127,38 @@ t.test('images the memfd route cannot take go by the file route, with no memfd h
   const r = spawnChildSync({ file: 'prlimit', args: ['--nofile=512:512', process.execPath, '-e', script], env: nodeChildEnv(), timeout: 120000 })
   t.same(JSON.parse(r.stdout.toString()), ['ok', 'file', ''], `600 images, 512 fds: ${r.stderr.toString()}`)
   t.same(readdirSync(dir), ['k.cubin'], 'its temp files are removed')
+})
+
+t.test('options, images and the image list are read by their own fields and elements', withFatbinary, async (t) => {
+  const dir = scratchDir(t)
+  const nowhere = join(dir, 'nowhere')
+  const cubin = runPtxas(MINIMAL_PTX, { gpuName: 'sm_100' }).cubin!
+  const image: FatbinaryInput = { kind: 'elf', gpuName: 'sm_100', fileName: 'k.sm_100.cubin', data: cubin }
+  const plain = await runFatbinaryAsync([image])
+  // Each inherited field would show: a program or PATH with no fatbinary, a bad value refused, a
+  // temp root that does not exist, relocatable images.
+  const rows: Array<[string, Record<string, unknown>, RunFatbinaryOptions]> = [
+    ['fatbinary, a missing program', { fatbinary: join(nowhere, 'fatbinary') }, {}],
+    ['env, a PATH without fatbinary', { env: { PATH: nowhere } }, {}],
+    ['timeout, not a number', { timeout: 'soon' }, {}],
+    ['inputRoute, not a route', { inputRoute: 'pipe' }, {}],
+    ['tempRoot, a missing directory', { tempRoot: nowhere }, { inputRoute: 'file' }],
+    ['signal, not an AbortSignal', { signal: 'stop' }, {}],
+    ['relocatable', { relocatable: true }, {}],
+  ]
+  for (const [row, inherited, options] of rows) {
+    const run = await withPollutedPrototype(inherited, () => runFatbinaryAsync([image], options)).catch((error: unknown) => error)
+    const { status, fatbin, argv } = run as FatbinaryRun
+    t.ok(status === 'ok' && fatbin?.equals(plain.fatbin!) && !argv.includes('--device-c'), `${row}: the fat binary of the plain run`, { run })
+  }
+  // An image's field only inherited is missing, and a hole in the list is not Object.prototype's image.
+  const { kind: _, ...kindless } = image
+  const noKind = await withPollutedPrototype({ kind: 'elf' }, () => runFatbinaryAsync([kindless as FatbinaryInput])).then(() => 'ran', (error: unknown) => error)
+  t.match(noKind, { code: 'ERR_INVALID_ARG_VALUE', field: 'images[0].kind' }, 'a kind only inherited is missing')
+  const ptx: FatbinaryInput = { kind: 'ptx', gpuName: 'sm_100', fileName: 'k.ptx', data: MINIMAL_PTX }
+  // eslint-disable-next-line no-sparse-arrays
+  const hole = await withPollutedPrototype({ 1: ptx }, () => runFatbinaryAsync([image, , ] as FatbinaryInput[])).then(() => 'ran', (error: unknown) => error)
+  t.match(hole, { code: 'ERR_INVALID_ARG_TYPE', field: 'images[1]' }, 'a hole is refused, not an inherited image')
+  const argv = await withPollutedPrototype({ relocatable: true }, () => buildFatbinaryArgv([{ kind: 'elf', gpuName: 'sm_100', file: '/k.cubin' }])).catch((error: unknown) => error)
+  t.same(argv, ['fatbinary', '--create=/dev/stdout', '-64', '--compress=false', '--image3=kind=elf,sm=100,file=/k.cubin'], 'buildFatbinaryArgv: no inherited relocatable')
 })

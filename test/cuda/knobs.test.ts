@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { parseKnobFile, validateKnobFile, KnobFileError, KNOB_MESSAGES, type KnobCommand } from '../../lib/cuda/index.js'
 import { scratchDir } from '../fixtures/cuda/helpers.js'
+import { withPollutedPrototype } from '../helpers.js'
 
 /** The commands without positions, for compact table rows. */
 function shapes(commands: KnobCommand[]): unknown[] {
@@ -195,4 +196,15 @@ t.test('a word of 160,000 chained WHEN= clauses: every clause, and the assignmen
   t.same(commands[n - 1], { kind: 'when', clause: 'SH=1', offset: 8 + 10 * (n - 1), text: 'WHEN=SH=1' })
   const last = commands[n] as Extract<KnobCommand, { kind: 'assign' }>
   t.same([last.key, last.when.length, last.when[0], last.offset], ['K', n, 'SH=1', 8 + 10 * n])
+})
+
+t.test('options are read by their own fields: an inherited source or knobTypes is not the caller\'s', async (t) => {
+  const dir = scratchDir(t)
+  const file = join(dir, 'k.cfg')
+  writeFileSync(file, '[knobs]\nSchedNumBB_Limit=100\n')
+  const inherited = { source: 'EVIL', knobTypes: { OtherKnob: 'int' } }
+  const parsed = await withPollutedPrototype(inherited, () => [parseKnobFile('[knobs]\nSchedNumBB_Limit=100\n'), validateKnobFile(file)]).catch((error: unknown) => error)
+  t.same(parsed, [parseKnobFile('[knobs]\nSchedNumBB_Limit=100\n'), validateKnobFile(file)], 'no inherited table refuses the knob, and the source is <input> or the file')
+  const missing = await withPollutedPrototype(inherited, () => parseKnobFile('no header')).then(() => 'parsed', (error: unknown) => error)
+  t.match(missing, { code: 'header-not-found', message: 'Knobs header not found in <input>' }, 'the message names <input>, not an inherited source')
 })

@@ -17,7 +17,7 @@ import {
   type SassDump,
 } from '../../lib/cuda/index.js'
 import { DIAGNOSTIC, startChild } from '../../lib/spawn/index.js'
-import { REPO_ROOT, eventually, processState } from '../helpers.js'
+import { REPO_ROOT, eventually, processState, withPollutedPrototype } from '../helpers.js'
 import { fakeTool, openFds, scratchDir, syntheticCubin, MINIMAL_PTX, NO_PTXAS, PTXAS } from '../fixtures/cuda/helpers.js'
 
 const CUBIN = syntheticCubin(Buffer.from('\x01\x02SASS\x03'))
@@ -231,4 +231,32 @@ t.test('a dump command dies with a driver killed by SIGKILL (killOnExit on the p
   driver.kill('SIGKILL')
   t.equal((await driver.result).signal, 'SIGKILL')
   t.ok(await eventually(() => processState(pid) !== 'alive', 30000), 'the dump command got SIGKILL from the kernel')
+})
+
+t.test('options are read by their own fields: nothing inherited from a polluted Object.prototype is taken', async (t) => {
+  const dir = scratchDir(t)
+  const nowhere = join(dir, 'nowhere')
+  // A stand-in nvdisasm that says whether MARK reached it and prints the cubin it was given.
+  const nvdisasm = fakeTool(dir, 'nvdisasm', 'echo "MARK=${MARK-unset}"; for a; do last=$a; done; /bin/cat "$last"')
+  t.same(await withPollutedPrototype({ sanitize: 'memcheck' }, () => buildNvdisasmArgv()).catch((error: unknown) => error), ['nvdisasm', '-c', '-uumn'], 'buildNvdisasmArgv: no inherited sanitize')
+  // Each inherited field would show: an environment replaced, a bad value refused, a temp root or
+  // cubin that does not exist, a dump cut short, a command that is not the one given.
+  const rows: Array<[string, Record<string, unknown>, DumpSassOptions]> = [
+    ['env, another environment', { env: { MARK: 'inherited' } }, { command: nvdisasm }],
+    ['timeout, not a number', { timeout: 'soon' }, { command: nvdisasm }],
+    ['inputBaseName, a path', { inputBaseName: '../x' }, { command: nvdisasm }],
+    ['tempRoot, a missing directory', { tempRoot: nowhere }, { command: nvdisasm }],
+    ['cubinPath, a missing file', { cubinPath: join(nowhere, 'k.cubin') }, { command: nvdisasm }],
+    ['maxBuffer, one byte', { maxBuffer: 1 }, { command: nvdisasm }],
+    ['signal, not an AbortSignal (and for dumpSass, refused)', { signal: 'stop' }, { command: nvdisasm }],
+    ['command, a missing program', { command: join(nowhere, 'nvdisasm') }, { env: { PATH: dir } }],
+  ]
+  for (const [api, dump] of APIS) {
+    const plain = await dump(CUBIN, { command: nvdisasm })
+    t.match(plain, { status: 'ok', sass: /^MARK=unset\n/ }, `${api}: the plain dump`)
+    for (const [row, inherited, options] of rows) {
+      const run = await withPollutedPrototype(inherited, () => dump(CUBIN, options)).catch((error: unknown) => error)
+      t.ok((run as SassDump).status === 'ok' && (run as SassDump).sass === plain.sass, `${api} ${row}: the dump of the plain run`, { run })
+    }
+  }
 })
