@@ -12,18 +12,22 @@
 import { fileURLToPath } from 'node:url'
 import fs from 'node:fs'
 import path from 'node:path'
+import { own } from './errors.js'
 import { native } from './spawn/native.js'
 import type { SpawnError } from './spawn/types.js'
 
 /**
  * `failed to run '<file>': <what failed>: <strerror text> (<hint>)`. `spawned` is how the child
  * was started: its environment (whose PATH the hint searches) and its working directory (where a
- * relative path, or a relative PATH entry, is looked up, as the child's exec did).
+ * relative path, or a relative PATH entry, is looked up, as the child's exec did). Both are its
+ * own fields, as the harness read them: a spec without an env or cwd was started without one,
+ * whatever a polluted Object.prototype says.
  */
 export function spawnFailureMessage(program: string | URL, spawnError: SpawnError, spawned: Spawned = {}): string {
   const file = typeof program === 'string' ? program : fileURLToPath(program)
-  const cwd = spawned.cwd === undefined || spawned.cwd === null ? undefined : typeof spawned.cwd === 'string' ? spawned.cwd : fileURLToPath(spawned.cwd)
-  const hint = spawnFailureHint(file, spawnError, spawned.env ?? process.env, cwd)
+  const dir = own(spawned, 'cwd') as Spawned['cwd']
+  const cwd = dir === undefined || dir === null ? undefined : typeof dir === 'string' ? dir : fileURLToPath(dir)
+  const hint = spawnFailureHint(file, spawnError, (own(spawned, 'env') as SpawnedEnv | undefined) ?? process.env, cwd)
   const suffix = hint === null ? '' : ` (${hint})`
   if (spawnError.stage === 'exec') return `failed to run '${file}': ${native.errnoInfo(spawnError.errno)[1]}${suffix}`
   // Every other stage's message already names what it was doing and the errno's text:
@@ -90,7 +94,7 @@ function locate(file: string, env: NodeJS.ProcessEnv, cwd = '.'): string | null 
     const candidate = path.resolve(cwd, file)
     return fs.existsSync(candidate) ? candidate : null
   }
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+  for (const dir of ((own(env, 'PATH') as string | undefined) ?? '').split(path.delimiter)) {
     const candidate = path.resolve(cwd, dir === '' ? '.' : dir, file)
     if (fs.existsSync(candidate)) return candidate
   }

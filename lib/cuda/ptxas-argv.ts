@@ -21,7 +21,7 @@
 // Everything but the input is checked and built once (ptxasTokens), before a temp file for the
 // input may exist; the input goes in last (ptxasArgv).
 
-import { invalidType, invalidValue, outOfRange, requireNoNul, requireObject, requireString } from '../errors.js'
+import { invalidType, invalidValue, outOfRange, own, ownFields, requireNoNul, requireObject, requireString } from '../errors.js'
 import { quoteForSplit, splitCommand } from '../split-command.js'
 import { ptxasOptionTokens } from './ptxas-options.js'
 import type { Env } from './toolkit.js'
@@ -66,11 +66,13 @@ export interface PtxasArgvOptions {
 
 /**
  * The knobs file ptxas is to get, or null. The gate is an AND: both variables must be set (to
- * anything, the empty string included, as getenv sees it); either one alone does nothing.
+ * anything, the empty string included, as getenv sees it); either one alone does nothing. Set
+ * means the environment's own variable: a child gets no inherited one (the harness reads an env
+ * by its own keys), so a PTX_KNOBS_PATH from a polluted Object.prototype is not one ptxas sees.
  */
 export function knobsFileFromEnv(env: Env = process.env): string | null {
-  const evo = env.MLIR_ENABLE_EVO
-  const path = env.PTX_KNOBS_PATH
+  const evo = own(env, 'MLIR_ENABLE_EVO')
+  const path = own(env, 'PTX_KNOBS_PATH') as string | undefined
   return evo !== undefined && path !== undefined ? path : null
 }
 
@@ -78,7 +80,10 @@ export function knobsFileFromEnv(env: Env = process.env): string | null {
  * The base-options string: ` --knobs-file=<path>` (gated), ` --nv-host="<path>"`, then
  * ` <basePtxOptions>`.
  */
-export function buildBasePtxOptions(options: Pick<PtxasArgvOptions, 'hostCodePath' | 'basePtxOptions' | 'env'> = {}): string {
+export function buildBasePtxOptions(given: Pick<PtxasArgvOptions, 'hostCodePath' | 'basePtxOptions' | 'env'> = {}): string {
+  // The options' own fields only (ownFields), as every argv builder here reads them: an
+  // inherited basePtxOptions or hostCodePath would be in every ptxas argv.
+  const options = ownFields(given)
   const env = options.env ?? process.env
   requireObject('env', env)
   let base = ''
@@ -106,8 +111,9 @@ export interface PtxasTokens {
 export type PtxasInput = { ptx: string } | { inputFile: string }
 
 /** Check every option but the input and build their tokens, once. */
-export function ptxasTokens(options: Omit<PtxasArgvOptions, 'ptx' | 'inputFile'>): PtxasTokens {
-  requireObject('options', options)
+export function ptxasTokens(given: Omit<PtxasArgvOptions, 'ptx' | 'inputFile'>): PtxasTokens {
+  requireObject('options', given)
+  const options = ownFields(given)
   const gpuName = requireString('gpuName', options.gpuName)
   if (!GPU_NAME.test(gpuName)) throw invalidValue('gpuName', 'must look like sm_100', gpuName)
   const optLevel = options.optLevel ?? DEFAULT_OPT_LEVEL
@@ -123,12 +129,17 @@ export function ptxasTokens(options: Omit<PtxasArgvOptions, 'ptx' | 'inputFile'>
 
 /** The argv for one input, from tokens already checked: nothing is checked again. */
 export function ptxasArgv(tokens: PtxasTokens, input: PtxasInput): string[] {
-  const inputTokens = 'ptx' in input ? ['--input-as-string', input.ptx] : [input.inputFile]
+  // Which input by its own field: `'ptx' in` found a ptx on a polluted Object.prototype, and a
+  // PTX file's run compiled that text instead.
+  const ptx = own(input, 'ptx') as string | undefined
+  const inputTokens = ptx !== undefined ? ['--input-as-string', ptx] : [own(input, 'inputFile') as string]
   return [...tokens.before, ...inputTokens, ...tokens.after]
 }
 
 /** The full ptxas argv, argv[0] = 'ptxas' included. */
-export function buildPtxasArgv(options: PtxasArgvOptions): string[] {
+export function buildPtxasArgv(given: PtxasArgvOptions): string[] {
+  requireObject('options', given)
+  const options = ownFields(given)
   const tokens = ptxasTokens(options)
   if (options.ptx !== undefined && options.inputFile !== undefined) {
     throw invalidType('ptx', 'undefined when inputFile is given', options.ptx)

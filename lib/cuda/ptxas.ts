@@ -18,7 +18,7 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidValue, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { invalidValue, ownFields, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
 import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
@@ -157,9 +157,12 @@ interface PtxasPlan {
 }
 
 /** All option checking, in one place, before anything is created or started. */
-function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async'): PtxasPlan {
+function planPtxas(ptx: string, given: RunPtxasOptions, api: 'sync' | 'async'): PtxasPlan {
   requireNoNul('ptx', requireString('ptx', ptx))
-  requireObject('options', options)
+  requireObject('options', given)
+  // The caller's own fields, each read once: a ptxas, env, timeout or inputRoute inherited from a
+  // polluted Object.prototype is as if absent, not the program every compile starts.
+  const options = ownFields(given)
   const route = options.inputRoute ?? 'auto'
   if (route !== 'auto' && route !== 'argv' && route !== 'memfd' && route !== 'file') {
     throw invalidValue('inputRoute', "must be 'auto', 'argv', 'memfd' or 'file'", route)
@@ -218,7 +221,7 @@ function planPtxas(ptx: string, options: RunPtxasOptions, api: 'sync' | 'async')
  */
 export function ptxasChildSpec(
   argv: readonly string[],
-  options: {
+  given: {
     measure?: boolean
     program?: string
     env?: Record<string, string | undefined>
@@ -230,6 +233,8 @@ export function ptxasChildSpec(
     stdin?: number
   },
 ): ChildSpec {
+  // Its own fields only: an inherited program or measure: false is not how ptxas is started.
+  const options = ownFields(given)
   const spec: ChildSpec = {
     file: options.program ?? 'ptxas',
     argv0: argv[0],
@@ -254,7 +259,7 @@ export function ptxasChildSpec(
  */
 export function interpretPtxasResult(
   result: ChildResult,
-  context: {
+  given: {
     argv: string[]
     inputRoute: InputRoute
     mergeStderr: boolean
@@ -263,6 +268,9 @@ export function interpretPtxasResult(
     inputName?: { location: string; name: string }
   },
 ): PtxasRun {
+  // Its own fields only: a run without inputName has none, and one inherited from a polluted
+  // Object.prototype would rename every message.
+  const context = ownFields(given)
   const verdict = decodeToolResult('ptxas', result, context.spawned)
   let status: PtxasStatus = verdict.status
   let message = verdict.message

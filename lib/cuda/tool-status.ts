@@ -13,6 +13,7 @@
 // No retries and no partial output follow from any of these; that is the callers' job to keep.
 
 import { DIAGNOSTIC } from '../spawn/index.js'
+import { own } from '../errors.js'
 import type { ChildResult } from '../spawn/types.js'
 import { spawnFailureMessage, type SpawnedEnv } from '../spawn-failure.js'
 
@@ -41,7 +42,8 @@ export function decodeToolResult(tool: string, result: ChildResult, spawned: { f
   if (result.timedOut) return { status: 'timed-out', message: result.diagnostic || DIAGNOSTIC.timedOut }
   const spawnError = result.spawnError
   if (spawnError !== null) {
-    const message = spawnFailureMessage(spawned.file, spawnError, spawned)
+    // The spawned program's own file: the message names what was started, never an inherited one.
+    const message = spawnFailureMessage(own(spawned, 'file') as string | URL, spawnError, spawned)
     // E2BIG fails at exec too, but says nothing about the program: the argv was too big.
     if (spawnError.stage === 'exec' && spawnError.code === 'E2BIG') return { status: 'spawn-failed', message }
     if (spawnError.stage === 'exec') return { status: spawnError.code === 'ENOENT' ? 'not-found' : 'not-executable', message }

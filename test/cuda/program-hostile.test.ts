@@ -149,6 +149,30 @@ t.test('a Program compile reads nothing inherited from a polluted Object.prototy
   }
 })
 
+// The options of each tool run the compile makes, and the environment it gives them, are read by
+// their own fields: an inherited inputRoute, maxBuffer or basePtxOptions had reached every ptxas
+// (and an inherited inputRoute fatbinary), and an inherited MLIR_ENABLE_EVO and PTX_KNOBS_PATH
+// had put --knobs-file in every ptxas argv, whether the config gave an env or not.
+t.test('a compile\'s tool runs read nothing inherited from a polluted Object.prototype', skipWithoutPtxas, async t => {
+  const one = { input: examplePtx('vadd', 'sm_100'), gpuName: 'sm_100' as const, name: 'vadd' }
+  const two = { ...one, gpuName: ['sm_100', 'sm_120'] }
+  const rows: Array<[string, Record<string, unknown>]> = [
+    ['inputRoute, not a route', { inputRoute: 'pipe' }],
+    ['maxBuffer, one byte', { maxBuffer: 1 }],
+    ['basePtxOptions, an option ptxas refuses', { basePtxOptions: '--bogus' }],
+    ['the knob gate', { MLIR_ENABLE_EVO: '1', PTX_KNOBS_PATH: '/nonexistent/knobs.cfg' }],
+  ]
+  for (const config of [one, two, { ...one, env: { PATH: process.env.PATH } }]) {
+    const which = `${[config.gpuName].flat().join(' ')}${'env' in config ? ', an env given' : ''}`
+    const plain = await Program.create(config).compile()
+    for (const [row, inherited] of rows) {
+      const output = await withPollutedPrototype(inherited, () => Program.create(config).compile()).catch((error: unknown) => error)
+      const { object } = output as { object?: unknown }
+      t.ok(Buffer.isBuffer(object) && object.equals(plain.object), `${which}: ${row}: the host object of the plain compile`, { output })
+    }
+  }
+})
+
 t.test('a ptxasOptions list with a hole is refused at create, naming the field', async t => {
   // eslint-disable-next-line no-sparse-arrays
   t.match(createError({ ...BASE, ptxasOptions: [, '-v'] }), { code: 'ERR_INVALID_ARG_TYPE', field: 'ptxasOptions' }, 'a typed error, not a TypeError from reading the hole')

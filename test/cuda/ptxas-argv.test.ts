@@ -8,6 +8,7 @@ import {
   MAX_ARG_STRLEN,
   type PtxasArgvOptions,
 } from '../../lib/cuda/index.js'
+import { withPollutedPrototype } from '../helpers.js'
 
 const PTX = '.version 8.8\n.target sm_100\n.address_size 64\n.visible .entry k(.param .u64 p){ ret; }'
 const noEnv = {}
@@ -85,6 +86,34 @@ t.test('env defaults to process.env for the gate', async (t) => {
   process.env.MLIR_ENABLE_EVO = '1'
   process.env.PTX_KNOBS_PATH = '/from/process'
   t.ok(buildPtxasArgv({ gpuName: 'sm_100', ptx: PTX }).includes('--knobs-file=/from/process'))
+})
+
+t.test('options and env are read by their own fields: nothing inherited from a polluted Object.prototype is taken', async (t) => {
+  const plain = ['ptxas', '-arch', 'sm_100', '--opt-level', '3', '--input-as-string', PTX]
+  // Each a field the options (or the env) do not have, which would change the argv if read.
+  const rows: Array<[string, Record<string, unknown>]> = [
+    ['an option of each kind', {
+      optLevel: 0, ptxasOptions: ['--maxrregcount', '1'], relocatable: true, deviceDebug: true, lineinfo: true, sanitize: 'memcheck',
+      hostCodePath: '/tmp/evil.o', basePtxOptions: '--bogus', outputFile: '/tmp/evil.cubin',
+    }],
+    ['an env of the options', { env: { MLIR_ENABLE_EVO: '1', PTX_KNOBS_PATH: '/tmp/evil.knobs' } }],
+    ['the knob gate in a caller\'s env and in process.env', { MLIR_ENABLE_EVO: '1', PTX_KNOBS_PATH: '/tmp/evil.knobs' }],
+  ]
+  for (const [name, inherited] of rows) {
+    const built = await withPollutedPrototype(inherited, () => [
+      buildPtxasArgv({ gpuName: 'sm_100', ptx: PTX, env: {} }),
+      buildPtxasArgv({ gpuName: 'sm_100', ptx: PTX }),
+      buildBasePtxOptions({ env: {} }),
+      knobsFileFromEnv({}),
+      knobsFileFromEnv(),
+    ]).catch((error: unknown) => error)
+    t.same(built, [plain, plain, ' ', null, null], `${name}: the argv, base options and knobs file of no options`)
+  }
+  // The input and the target: an inherited ptx is not "ptx and inputFile", an inherited gpuName not a target.
+  const viaFile = await withPollutedPrototype({ ptx: 'EVIL' }, () => buildPtxasArgv({ gpuName: 'sm_100', inputFile: '/x.ptx', env: {} })).catch((error: unknown) => error)
+  t.same(viaFile, ['ptxas', '-arch', 'sm_100', '--opt-level', '3', '/x.ptx'], 'an inherited ptx: the file route\'s argv')
+  const noTarget = await withPollutedPrototype({ gpuName: 'sm_90' }, () => buildPtxasArgv({ ptx: PTX, env: {} } as PtxasArgvOptions)).then(() => 'built', (error: unknown) => error)
+  t.match(noTarget, { code: 'ERR_INVALID_ARG_TYPE', field: 'gpuName' }, 'a gpuName only inherited is missing')
 })
 
 t.test('bad input', async (t) => {

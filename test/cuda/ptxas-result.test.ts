@@ -1,9 +1,12 @@
 // How a finished ptxas child is read: the cubin locator and the contract's exit-code table, on
 // synthetic harness results (no ptxas needed; the real-ptxas rows are in ptxas.test.ts).
 import t from 'tap'
-import { cubinExtent, splitMergedOutput, interpretPtxasResult, decodeToolResult } from '../../lib/cuda/index.js'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cubinExtent, splitMergedOutput, interpretPtxasResult, decodeToolResult, ptxasChildSpec } from '../../lib/cuda/index.js'
 import { DIAGNOSTIC } from '../../lib/spawn/index.js'
-import { fakeResult, syntheticCubin } from '../fixtures/cuda/helpers.js'
+import { withPollutedPrototype } from '../helpers.js'
+import { fakeResult, scratchDir, syntheticCubin } from '../fixtures/cuda/helpers.js'
 
 const CUBIN = syntheticCubin(Buffer.from('\x7fELF inside the payload is not a second cubin'))
 const WARN = Buffer.from('ptxas warning : For profile sm_100 adjusting per thread register count of 16 to lower bound of 24\n')
@@ -135,4 +138,33 @@ t.test('interpretPtxasResult: cubin only on a clean exit 0, stderr always verbat
     t.equal(run.diagnostics, diagnostics, `${name}: diagnostics`)
     t.same(run.diagnosticBytes, Buffer.from(diagnostics), `${name}: diagnostic bytes`)
   }
+})
+
+t.test('a context, a spawned spec and the child spec options are read by their own fields', async (t) => {
+  const dir = scratchDir(t)
+  // A program of that name on the inherited PATH, whose #! names a missing interpreter: reading
+  // that PATH hinted at an interpreter for a program the child never looked for there.
+  writeFileSync(join(dir, 'th-ptxas'), '#!/nonexistent/interpreter\n', { mode: 0o755 })
+  const enoent = { stage: 'exec' as const, code: 'ENOENT', errno: 2, message: "Couldn't execute 'th-ptxas': No such file or directory" }
+  const failed = fakeResult({ exitCode: 127, spawnError: enoent, diagnostic: DIAGNOSTIC.notFound })
+  const verdicts = await withPollutedPrototype({ env: { PATH: dir }, cwd: dir }, () => [
+    decodeToolResult('th-ptxas', failed),
+    decodeToolResult('th-ptxas', failed, { file: 'th-ptxas' }),
+  ]).catch((error: unknown) => error)
+  const plain = { status: 'not-found', message: "failed to run 'th-ptxas': No such file or directory" }
+  t.same(verdicts, [plain, plain], 'decodeToolResult: no hint from an inherited env or cwd')
+
+  const location = 'application ptx input'
+  const stderr = Buffer.from(`ptxas ${location}, line 1; fatal   : Parsing error near 'x'\n`)
+  const run = await withPollutedPrototype({ inputName: { location, name: 'EVIL.ptx' } }, () =>
+    interpretPtxasResult(fakeResult({ exitCode: 255, stderr }), { ...context, mergeStderr: false })).catch((error: unknown) => error)
+  t.match(run, { status: 'failed', diagnostics: stderr.toString() }, 'interpretPtxasResult: an inherited inputName renames nothing')
+
+  const argv = ['ptxas', '-arch', 'sm_100']
+  const inherited = {
+    program: '/tmp/evil', measure: false, env: { PATH: '/tmp/evil' }, timeout: 1, mergeStderr: true, maxBuffer: 1,
+    signal: AbortSignal.abort(), stdin: 0,
+  }
+  const spec = await withPollutedPrototype(inherited, () => ptxasChildSpec(argv, {})).catch((error: unknown) => error)
+  t.same(spec, ptxasChildSpec(argv, {}), 'ptxasChildSpec: the spec of no options')
 })

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { dumpSass, dumpSassAsync, runPtxas, runPtxasAsync, renamePtxasInput, KnobFileError, type RunPtxasOptions, type PtxasRun } from '../../lib/cuda/index.js'
 import { DIAGNOSTIC } from '../../lib/spawn/index.js'
 import { bigPtx, fakeTool, kernelPtx, openFds, ptxasFromShell, scratchDir, skipWithoutPtxas, MINIMAL_PTX } from '../fixtures/cuda/helpers.js'
+import { withPollutedPrototype } from '../helpers.js'
 
 /** argv[1..] as a shell would get them: the run's argv without our `-o /dev/stdout`. */
 function shellArgs(run: PtxasRun): string[] {
@@ -336,4 +337,37 @@ t.test('runPtxas cannot be cancelled; runPtxasAsync can', async (t) => {
   t.equal(run.message, DIAGNOSTIC.aborted)
   t.equal(run.cubin, null)
   t.same(readdirSync(tempRoot), [], 'temp file removed after the abort')
+})
+
+t.test('options are read by their own fields: nothing inherited from a polluted Object.prototype is taken', skipWithoutPtxas, async (t) => {
+  const dir = scratchDir(t)
+  const nowhere = join(dir, 'nowhere')
+  // Each inherited field would show: a program or PATH with no ptxas, a bad value refused, a run
+  // cut short, a module ptxas refuses compiled instead of the one given.
+  const rows: Array<[string, Record<string, unknown>, Partial<RunPtxasOptions>]> = [
+    ['ptxas, a missing program', { ptxas: join(nowhere, 'ptxas') }, {}],
+    ['env, a PATH without ptxas', { env: { PATH: nowhere } }, {}],
+    ['timeout, not a number', { timeout: 'soon' }, {}],
+    ['tempRoot, a missing directory', { tempRoot: nowhere }, { inputRoute: 'file' }],
+    ['inputRoute, not a route', { inputRoute: 'pipe' }, {}],
+    ['inputBaseName, a path', { inputBaseName: '../x' }, { inputRoute: 'file' }],
+    ['maxBuffer, one byte', { maxBuffer: 1 }, {}],
+    ['basePtxOptions, an option ptxas refuses', { basePtxOptions: '--bogus' }, {}],
+    ['optLevel, out of range', { optLevel: -1 }, {}],
+    ['signal, not an AbortSignal (and for runPtxas, refused)', { signal: 'stop' }, {}],
+    ['ptx, a module ptxas refuses, for a PTX file', { ptx: 'garbage' }, { inputRoute: 'memfd' }],
+  ]
+  for (const [api, compile] of APIS) {
+    const plain = await compile(MINIMAL_PTX, { gpuName: 'sm_100' })
+    for (const [row, inherited, options] of rows) {
+      const run = await withPollutedPrototype(inherited, () => compile(MINIMAL_PTX, { gpuName: 'sm_100', ...options })).catch((error: unknown) => error)
+      const { status, cubin } = run as PtxasRun
+      t.ok(status === 'ok' && cubin !== null && cubin.equals(plain.cubin!), `${api} ${row}: the cubin of the plain run`, { run })
+    }
+    // inputName: ptxas's messages name the input in its own words, not an inherited name.
+    const bad = MINIMAL_PTX.replace('ret;', 'ret')
+    const refused = await compile(bad, { gpuName: 'sm_100' })
+    const renamed = await withPollutedPrototype({ inputName: 'EVIL.ptx' }, () => compile(bad, { gpuName: 'sm_100' })).catch((error: unknown) => error)
+    t.equal((renamed as PtxasRun).diagnostics, refused.diagnostics, `${api} inputName: ptxas's own words`)
+  }
 })
