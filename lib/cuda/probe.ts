@@ -6,7 +6,7 @@
 import { realpathSync, statSync } from 'node:fs'
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidValue, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { invalidValue, ownFields, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { findTool, searchPath, type Env } from './toolkit.js'
 
 export interface PtxasOption {
@@ -113,8 +113,11 @@ type Asking =
     }
 
 /** A probe's checks, lookup and cache; the questions it still has to ask, if any. */
-function startProbe(options: ProbePtxasOptions): Asking {
-  requireObject('options', options)
+function startProbe(given: ProbePtxasOptions): Asking {
+  requireObject('options', given)
+  // Its own fields only: a ptxas or env inherited from a polluted Object.prototype is not the
+  // binary asked, nor where it is searched for.
+  const options = ownFields(given)
   const env = options.env ?? process.env
   requireObject('env', env)
   const name = requireNoNul('ptxas', requireString('ptxas', options.ptxas ?? 'ptxas'))

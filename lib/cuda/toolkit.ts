@@ -5,7 +5,7 @@
 
 import { accessSync, constants, statSync } from 'node:fs'
 import { delimiter, dirname, basename, isAbsolute, join, resolve } from 'node:path'
-import { invalidType, invalidValue, requireObject } from '../errors.js'
+import { invalidType, invalidValue, own, requireObject } from '../errors.js'
 
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -137,8 +137,9 @@ function readEnv(env: unknown): ToolkitVariables {
   return vars
 }
 
+/** The environment's own variable: one inherited from a polluted Object.prototype is not set. */
 function envString(env: Env, variable: string): string | undefined {
-  const value = env[variable]
+  const value = own(env, variable)
   if (value !== undefined && typeof value !== 'string') throw invalidType(`env.${variable}`, 'a string', value)
   return value
 }

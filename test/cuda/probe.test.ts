@@ -13,8 +13,9 @@ import {
   PtxasProbeError,
 } from '../../lib/cuda/index.js'
 import { ptxasProbeCacheSize } from '../../lib/cuda/probe.js'
-import { eventually } from '../helpers.js'
-import { fakeTool, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
+import { variantTargets } from '../../lib/cuda/program/config.js'
+import { eventually, withPollutedPrototype } from '../helpers.js'
+import { fakeProbedPtxas, fakeTool, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
 
 // An excerpt of `ptxas --help` from CUDA 13.0, the shapes its option lines take.
 const HELP = `
@@ -272,4 +273,26 @@ t.test('overlapping probes: a late failure keeps an answer, and a clear is not u
   writeFileSync(flag('release'), '')
   t.ok(await before, 'the probe begun before the clear answered')
   t.equal(ptxasProbeCacheSize(), 0, 'but did not fill the cache the clear emptied')
+})
+
+t.test('options are read by their own fields: an inherited ptxas, env or timeout is not the probe\'s', skipWithoutPtxas, async (t) => {
+  const dir = scratchDir(t)
+  const nowhere = join(dir, 'nowhere')
+  // A ptxas that lists one target no real one has: asked wherever an inherited ptxas was read.
+  const other = fakeProbedPtxas(dir, 'ptxas', "--gpu-name <gpu name>   (-arch)\n  Allowed values for this option:  'sm_999a'.\n")
+  const rows: Array<[string, Record<string, unknown>]> = [
+    ['ptxas, a missing program', { ptxas: join(nowhere, 'ptxas') }],
+    ['env, a PATH without ptxas', { env: { PATH: nowhere } }],
+    ['timeout, out of range', { timeout: -5 }],
+  ]
+  for (const [api, probe] of [['sync', async () => probePtxas()], ['async', () => probePtxasAsync()]] as const) {
+    const plain = await probe()
+    t.equal(plain?.path, PTXAS, `${api}: the ptxas on PATH`)
+    for (const [row, inherited] of rows) {
+      const probed = await withPollutedPrototype(inherited, probe).catch((error: unknown) => error)
+      t.equal(probed, plain, `${api} ${row}: the probe of the ptxas on PATH`)
+    }
+  }
+  const targets = await withPollutedPrototype({ ptxas: other }, () => variantTargets()).catch((error: unknown) => error)
+  t.same(targets, variantTargets(), 'variantTargets: the targets of the ptxas on PATH, not an inherited one\'s')
 })

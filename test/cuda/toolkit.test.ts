@@ -1,8 +1,9 @@
 import t from 'tap'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { resolveCudaRoot, findTool, searchPath } from '../../lib/cuda/index.js'
+import { resolveCudaRoot, findTool, searchPath, toolNotFoundHint } from '../../lib/cuda/index.js'
 import { memoizedFindTool } from '../../lib/cuda/toolkit.js'
+import { withPollutedPrototype } from '../helpers.js'
 import { fakeTool, scratchDir, PTXAS, NO_PTXAS } from '../fixtures/cuda/helpers.js'
 
 t.test('resolveCudaRoot: CUDA_ROOT, then CUDA_HOME, then CUDA_PATH, then ptxas on PATH', async (t) => {
@@ -142,4 +143,25 @@ t.test('memoizedFindTool: one search per tool, PATH, toolkit variables and direc
   t.same(searched, ['ptxas ' + a + ' -', 'ptxas ' + b + ' -', 'nvdisasm ' + b + ' -', 'ptxas ' + a + ' ' + b])
   t.same(memoizedFindTool()('ptxas', { PATH: b }), { path: inB, source: 'PATH' }, 'findTool by default')
   t.throws(() => find('ptxas', null as unknown as Record<string, string>), { code: 'ERR_INVALID_ARG_TYPE', field: 'env' })
+})
+
+t.test('an environment is read by its own variables: none inherited from a polluted Object.prototype', async (t) => {
+  const dir = scratchDir(t)
+  // A toolkit with every tool, and a PATH with them: found wherever an inherited variable was read.
+  const bin = join(dir, 'cuda', 'bin')
+  mkdirSync(bin, { recursive: true })
+  for (const tool of ['ptxas', 'nvdisasm', 'fatbinary']) fakeTool(bin, tool, 'exit 0')
+  const empty = join(dir, 'empty')
+  mkdirSync(empty)
+  const env = { PATH: empty }
+  for (const variable of ['CUDA_ROOT', 'CUDA_HOME', 'CUDA_PATH']) {
+    const found = await withPollutedPrototype({ [variable]: join(dir, 'cuda') }, () => [
+      resolveCudaRoot(env), findTool('nvdisasm', env), memoizedFindTool()('nvdisasm', env), toolNotFoundHint('nvdisasm', env, 'not found'),
+    ]).catch((error: unknown) => error)
+    t.same(found, [null, null, null, toolNotFoundHint('nvdisasm', env, 'not found')], `${variable}: no toolkit, and the hint says PATH only`)
+  }
+  const onPath = await withPollutedPrototype({ PATH: bin }, () => [
+    resolveCudaRoot({}), findTool('ptxas', {}), searchPath('ptxas', {}),
+  ]).catch((error: unknown) => error)
+  t.same(onPath, [null, null, null], 'PATH: nothing searched')
 })

@@ -3,7 +3,7 @@
 // rely on which one it hears about), then the options that order has no check for.
 
 import path from 'node:path'
-import { element, incompatible, invalidType, invalidValue, own, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
+import { element, incompatible, invalidType, invalidValue, own, ownFields, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
 import { gpuNames } from '../../ptx/targets.js'
 import type { PtxModule } from '../../ptx/types.js'
 import { probePtxas, PtxasProbeError, type PtxasProbe } from '../probe.js'
@@ -192,7 +192,9 @@ function probeTimeout(timeout: unknown): number {
 }
 
 /** The probe of the ptxas at `where` (cached per binary), or null when there is none that answers. */
-function answeringPtxas(where: PtxasLocation): PtxasProbe | null {
+function answeringPtxas(given: PtxasLocation): PtxasProbe | null {
+  // Its own fields only: a ptxas inherited from a polluted Object.prototype is not one to run.
+  const where = ownFields(given)
   try {
     return probePtxas({
       ...(where.ptxas === undefined ? {} : { ptxas: where.ptxas }),

@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks'
 import { readCubin, type CubinKernel } from '../../elf/cubin.js'
 import { packageCoffObject } from '../../elf/coff.js'
 import { packageHostObject } from '../../elf/package.js'
+import { own } from '../../errors.js'
 import { DIAGNOSTIC } from '../../spawn/index.js'
 import type { ChildResult, ChildRusage } from '../../spawn/types.js'
 import { dumpCommandWords, dumpWordsAsync } from '../nvdisasm.js'
@@ -442,8 +443,9 @@ function notFoundHere(run: { status: string; result: ChildResult }): boolean {
 
 /** How to make `tool` findable: the fix, not just the symptom (`diagnostic`, the errno's text). */
 export function toolNotFoundHint(tool: CudaTool, env: Env = process.env, diagnostic: string = DIAGNOSTIC.notFound): string {
-  const root = CUDA_ROOT_VARIABLES.find((v) => env[v] !== undefined && env[v] !== '')
-  const looked = root === undefined ? 'on PATH' : `on PATH or in $${root}/bin (${root}=${env[root]})`
+  // The environment's own variables, as findTool reads them: an inherited CUDA_ROOT was not searched.
+  const root = CUDA_ROOT_VARIABLES.find((v) => own(env, v) !== undefined && own(env, v) !== '')
+  const looked = root === undefined ? 'on PATH' : `on PATH or in $${root}/bin (${root}=${own(env, root)})`
   return `${tool} was not found ${looked} (${diagnostic}); put a CUDA toolkit's bin directory on PATH ` +
     '(export PATH=/usr/local/cuda/bin:$PATH) or point CUDA_ROOT at the toolkit (export CUDA_ROOT=/usr/local/cuda)'
 }
