@@ -173,6 +173,29 @@ t.test('a compile\'s tool runs read nothing inherited from a polluted Object.pro
   }
 })
 
+// An inherited signal had cancelled every compile, and an inherited concurrency of 0 refused every
+// batch; an inherited element filled a hole in compileMany's list with a program to compile.
+t.test('compile and compileMany options, and the program list, are read by their own fields and elements', skipWithoutPtxas, async t => {
+  const config = { input: examplePtx('vadd', 'sm_100'), gpuName: 'sm_100' as const, name: 'vadd' }
+  const plain = await Program.create(config).compile()
+  const same = (output: unknown): boolean => Buffer.isBuffer((output as { object?: unknown }).object) && (output as { object: Buffer }).object.equals(plain.object)
+  const aborted = { signal: AbortSignal.abort() }
+  const compiled = await withPollutedPrototype(aborted, () => Program.create(config).compile()).catch((error: unknown) => error)
+  t.ok(same(compiled), 'compile: an inherited aborted signal cancels nothing', { compiled })
+  const statics = await withPollutedPrototype(aborted, () => Program.compile(Program.create(config), {})).catch((error: unknown) => error)
+  t.ok(same(statics), 'Program.compile: the same', { statics })
+  for (const inherited of [aborted, { concurrency: 0 }]) {
+    const what = Object.keys(inherited).join(', ')
+    const results = await withPollutedPrototype(inherited, () => compileMany([Program.create(config)])).catch((error: unknown) => error)
+    t.ok(Array.isArray(results) && results[0].status === 0 && same(results[0].output), `compileMany: an inherited ${what} is not the batch's`, { results })
+  }
+  const program = Program.create(config)
+  // eslint-disable-next-line no-sparse-arrays
+  const holes = await withPollutedPrototype({ 0: program }, () => compileMany([, ])).catch((error: unknown) => error)
+  t.match(holes, [{ status: 4, error: { code: 'PROGRAM_NULL' } }], 'compileMany: a hole is a null program, not an inherited one')
+  t.notOk(program.compiled, 'and that program was not compiled')
+})
+
 t.test('a ptxasOptions list with a hole is refused at create, naming the field', async t => {
   // eslint-disable-next-line no-sparse-arrays
   t.match(createError({ ...BASE, ptxasOptions: [, '-v'] }), { code: 'ERR_INVALID_ARG_TYPE', field: 'ptxasOptions' }, 'a typed error, not a TypeError from reading the hole')

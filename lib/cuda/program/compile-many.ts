@@ -8,7 +8,7 @@
 
 import { setMaxListeners } from 'node:events'
 import { availableParallelism } from 'node:os'
-import { invalidType, invalidValue, outOfRange, requireAbortSignal, requireObject } from '../../errors.js'
+import { invalidType, invalidValue, outOfRange, ownElements, ownFields, requireAbortSignal, requireObject } from '../../errors.js'
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
 import { Program, isProgram, programState } from './handle.js'
 import type { Assembled, ProgramOutput } from './pipeline.js'
@@ -33,13 +33,15 @@ export type CompileResult =
  * order whatever order the children finished in. One result per program, never a rejection for
  * a program's failure; a null entry is "program is null".
  */
-export async function compileMany(given: readonly (Program | null | undefined)[], options: CompileManyOptions = {}): Promise<CompileResult[]> {
+export async function compileMany(given: readonly (Program | null | undefined)[], givenOptions: CompileManyOptions = {}): Promise<CompileResult[]> {
   if (!Array.isArray(given)) throw invalidType('programs', 'an array of Program', given)
-  // Each entry read once, before anything is queued: a hole is undefined, and an array whose
-  // getter throws (or changes its answer) fails here, with no program's compile waiting for a turn.
-  const programs: Array<Program | null | undefined> = []
-  for (let i = 0, n = given.length; i < n; i++) programs.push(given[i])
-  requireObject('options', options)
+  // Each entry read once, before anything is queued: a hole is undefined (never an element
+  // inherited from a polluted prototype), and an array whose getter throws (or changes its
+  // answer) fails here, with no program's compile waiting for a turn.
+  const programs = ownElements(given)
+  requireObject('options', givenOptions)
+  // Its own fields only: an inherited concurrency or signal is not this batch's.
+  const options = ownFields(givenOptions)
   const concurrency = options.concurrency ?? availableParallelism()
   if (typeof concurrency !== 'number' || Number.isNaN(concurrency)) throw invalidType('concurrency', 'a number', concurrency)
   if (concurrency < 1 || (!Number.isInteger(concurrency) && concurrency !== Infinity)) {

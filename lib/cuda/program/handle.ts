@@ -14,7 +14,7 @@
 // programs' compiles through the same state and steps, found with programState().
 
 import { performance } from 'node:perf_hooks'
-import { requireAbortSignal, requireObject } from '../../errors.js'
+import { own, requireAbortSignal, requireObject } from '../../errors.js'
 import { resolveConfig, type ProgramConfig, type ResolvedConfig } from './config.js'
 import { ProgramError } from './errors.js'
 import type { Semaphore } from './semaphore.js'
@@ -164,13 +164,16 @@ export class Program {
     if (!isProgram(this)) return Promise.reject(new ProgramError('PROGRAM_NULL'))  // a forged one
     const state = this.#state
     if (state.released) return Promise.reject(new ProgramError('PROGRAM_NULL'))
+    let signal: AbortSignal | undefined
     try {
       requireObject('options', options)
-      requireAbortSignal('signal', options.signal)
+      // The options' own signal, read once: one inherited from a polluted Object.prototype would
+      // cancel (or, aborted, fail) every compile.
+      signal = requireAbortSignal('signal', own(options, 'signal'))
     } catch (error) {
       return Promise.reject(error)
     }
-    return state.enqueue(async () => state.finalize(await state.assemble(options.signal)))
+    return state.enqueue(async () => state.finalize(await state.assemble(signal)))
   }
 
   /** tileirasProgramGetOutput: the last successful compile's output; status 4 before one. */
