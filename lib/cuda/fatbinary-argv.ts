@@ -9,7 +9,7 @@
 // which a reader of the object could not check against its input without a zstd decoder; the
 // driver loads either. --device-c marks relocatable cubins (ptxas -c), for nvlink.
 
-import { invalidValue, own, ownElements, ownFields, requireNoNul } from '../errors.js'
+import { invalidType, invalidValue, own, ownElements, ownFields, requireNoNul, requireObject } from '../errors.js'
 
 export const FATBINARY_OUTPUT = '/dev/stdout'
 
@@ -24,11 +24,14 @@ export interface FatbinaryImage {
 const GPU_NAME = /^sm_([1-9][0-9]*[af]?)$/
 
 export function buildFatbinaryArgv(images: readonly FatbinaryImage[], options: { relocatable?: boolean } = {}): string[] {
+  if (!Array.isArray(images)) throw invalidType('images', 'an array of { kind, gpuName, fileName }', images)
+  requireObject('options', options)
   if (images.length === 0) throw invalidValue('images', 'must not be empty')
   const argv = ['fatbinary', `--create=${FATBINARY_OUTPUT}`, '-64', '--compress=false']
   // Own fields and elements only: an inherited relocatable would mark every fat binary --device-c.
   if (own(options, 'relocatable') === true) argv.push('--device-c')
   for (const [i, given] of ownElements(images).entries()) {
+    requireObject(`images[${i}]`, given)
     const image = ownFields(given as FatbinaryImage)
     const sm = GPU_NAME.exec(image.gpuName)?.[1]
     if (sm === undefined) throw invalidValue(`images[${i}].gpuName`, 'must look like sm_100 or sm_100a', image.gpuName)

@@ -11,6 +11,7 @@ import {
   EM_CUDA, EV_CURRENT, SHT_NOBITS,
 } from '../elf/constants.js'
 import { MAX_SAFE_HIGH } from '../elf/bytes.js'
+import { invalidType } from '../errors.js'
 
 const ELF_MAGIC = Buffer.from(MAGIC_BYTES)
 /** Elf64_Phdr; lib/elf has no use for program headers, so the size lives here. */
@@ -22,6 +23,7 @@ const PHDR_SIZE = 56
  * table, section or segment claims, which for a ptxas cubin is the whole file.
  */
 export function cubinExtent(buffer: Uint8Array, at = 0): number {
+  if (!(buffer instanceof Uint8Array)) throw invalidType('buffer', 'a Uint8Array or Buffer', buffer)
   return extent(Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength), at, { left: Infinity })
 }
 
@@ -83,7 +85,10 @@ export interface SplitOutput {
  * long table, each read to its last entry, would cost candidates × entries (a hostile tool's
  * megabyte: seconds of a held event loop). Past the bound the buffer is taken to hold no cubin.
  */
-export function splitMergedOutput(buffer: Buffer): SplitOutput {
+export function splitMergedOutput(given: Uint8Array): SplitOutput {
+  if (!(given instanceof Uint8Array)) throw invalidType('buffer', 'a Buffer or Uint8Array', given)
+  // Buffer's indexOf finds a byte sequence; a plain Uint8Array's would look for one element.
+  const buffer = Buffer.isBuffer(given) ? given : Buffer.from(given.buffer, given.byteOffset, given.byteLength)
   const work = { left: 2 * Math.ceil(buffer.length / PHDR_SIZE) + 0x20000 }
   for (let at = buffer.indexOf(ELF_MAGIC); at >= 0; at = buffer.indexOf(ELF_MAGIC, at + 1)) {
     const length = extent(buffer, at, work)

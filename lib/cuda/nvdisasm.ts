@@ -215,6 +215,8 @@ function dumpChildSpec(argv: string[], plan: DumpPlan): ChildSpec {
 
 /** Read a finished dump command; a truncated stdout is a failure, never a partial dump. */
 export function interpretDumpResult(result: ChildResult, argv: string[], env?: NodeJS.ProcessEnv): SassDump {
+  requireObject('result', result)
+  if (!Array.isArray(argv)) throw invalidType('argv', 'an array of strings', argv)
   const tool = argv[0]
   let { status, message } = decodeToolResult(tool, result, { file: tool, env })
   if (status === 'ok' && result.stdoutTruncated) {

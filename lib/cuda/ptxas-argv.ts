@@ -71,6 +71,7 @@ export interface PtxasArgvOptions {
  * by its own keys), so a PTX_KNOBS_PATH from a polluted Object.prototype is not one ptxas sees.
  */
 export function knobsFileFromEnv(env: Env = process.env): string | null {
+  requireObject('env', env)
   const evo = own(env, 'MLIR_ENABLE_EVO')
   const path = own(env, 'PTX_KNOBS_PATH') as string | undefined
   return evo !== undefined && path !== undefined ? path : null
@@ -81,6 +82,7 @@ export function knobsFileFromEnv(env: Env = process.env): string | null {
  * ` <basePtxOptions>`.
  */
 export function buildBasePtxOptions(given: Pick<PtxasArgvOptions, 'hostCodePath' | 'basePtxOptions' | 'env'> = {}): string {
+  requireObject('options', given)
   // The options' own fields only (ownFields), as every argv builder here reads them: an
   // inherited basePtxOptions or hostCodePath would be in every ptxas argv.
   const options = ownFields(given)
@@ -153,6 +155,7 @@ export function buildPtxasArgv(given: PtxasArgvOptions): string[] {
 
 /** Whether a PTX text fits in one argv string (MAX_ARG_STRLEN counts the terminating NUL). */
 export function ptxFitsInArgv(ptx: string): boolean {
+  requireString('ptx', ptx)
   return Buffer.byteLength(ptx, 'utf8') + 1 <= MAX_ARG_STRLEN
 }
 

@@ -7,11 +7,16 @@
 // gives (the user's file, `<stdin>`), and the message reads as ptxas's own does when it is handed
 // that file by path. The line number, the severity and the text stay ptxas's, byte for byte.
 
+import { requireString } from '../errors.js'
+
 /** ptxas 13.0's name for an input given with --input-as-string. */
 export const PTXAS_ARGV_INPUT = 'application ptx input'
 
 /** `diagnostics` with each line's `ptxas <location>, line N;` prefix naming `name` instead. */
 export function renamePtxasInput(diagnostics: string, location: string, name: string): string {
+  requireString('diagnostics', diagnostics)
+  requireString('location', location)
+  requireString('name', name)
   if (location === name || diagnostics === '') return diagnostics
   const prefix = new RegExp(`^ptxas ${escapeRegExp(location)}, line (\\d+);`, 'gm')
   return diagnostics.replace(prefix, (_, line: string) => `ptxas ${name}, line ${line};`)

@@ -18,7 +18,7 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidValue, ownFields, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { invalidType, invalidValue, ownFields, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
 import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
@@ -233,6 +233,8 @@ export function ptxasChildSpec(
     stdin?: number
   },
 ): ChildSpec {
+  if (!Array.isArray(argv)) throw invalidType('argv', 'an array of strings', argv)
+  requireObject('options', given)
   // Its own fields only: an inherited program or measure: false is not how ptxas is started.
   const options = ownFields(given)
   const spec: ChildSpec = {
@@ -268,6 +270,8 @@ export function interpretPtxasResult(
     inputName?: { location: string; name: string }
   },
 ): PtxasRun {
+  requireObject('result', result)
+  requireObject('context', given)
   // Its own fields only: a run without inputName has none, and one inherited from a polluted
   // Object.prototype would rename every message.
   const context = ownFields(given)

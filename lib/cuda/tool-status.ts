@@ -13,7 +13,7 @@
 // No retries and no partial output follow from any of these; that is the callers' job to keep.
 
 import { DIAGNOSTIC } from '../spawn/index.js'
-import { own } from '../errors.js'
+import { own, requireObject, requireString } from '../errors.js'
 import type { ChildResult } from '../spawn/types.js'
 import { spawnFailureMessage, type SpawnedEnv } from '../spawn-failure.js'
 
@@ -38,6 +38,9 @@ export interface ToolVerdict {
  * environment), which a message about a failed start names and reads its hint from.
  */
 export function decodeToolResult(tool: string, result: ChildResult, spawned: { file: string | URL; env?: SpawnedEnv; cwd?: string | URL | null } = { file: tool }): ToolVerdict {
+  requireString('tool', tool)
+  requireObject('result', result)
+  requireObject('spawned', spawned)
   if (result.aborted) return { status: 'aborted', message: result.diagnostic || DIAGNOSTIC.aborted }
   if (result.timedOut) return { status: 'timed-out', message: result.diagnostic || DIAGNOSTIC.timedOut }
   const spawnError = result.spawnError

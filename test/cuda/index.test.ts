@@ -25,3 +25,39 @@ t.test('every entry point of the issue is exported', async (t) => {
   t.equal(cuda.DEFAULT_DUMP_SASS_COMMAND, 'nvdisasm -c')
   t.equal(cuda.PTXAS_OUTPUT, '/dev/stdout')
 })
+
+// Every exported function that takes an object, an array, a buffer or a string checks it first:
+// a wrong kind is a TypeError with a Node-style code that names the argument, never V8's own
+// "Cannot read properties of null" from somewhere inside.
+t.test('a wrong kind of argument is a coded TypeError naming it', async (t) => {
+  const result = { aborted: false, timedOut: false, spawnError: null, exitCode: 0, signal: null, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) }
+  const rows: Array<[string, () => unknown, string]> = [
+    ['knobsFileFromEnv(null)', () => cuda.knobsFileFromEnv(null as never), 'env'],
+    ['buildBasePtxOptions(null)', () => cuda.buildBasePtxOptions(null as never), 'options'],
+    ['ptxFitsInArgv(null)', () => cuda.ptxFitsInArgv(null as never), 'ptx'],
+    ['buildFatbinaryArgv(null)', () => cuda.buildFatbinaryArgv(null as never), 'images'],
+    ['buildFatbinaryArgv([null])', () => cuda.buildFatbinaryArgv([null as never]), 'images[0]'],
+    ['buildFatbinaryArgv(images, null)', () => cuda.buildFatbinaryArgv([{ kind: 'elf', gpuName: 'sm_90', fileName: 'a.cubin' }], null as never), 'options'],
+    ['ptxasChildSpec(null)', () => cuda.ptxasChildSpec(null as never, {}), 'argv'],
+    ['ptxasChildSpec(argv, null)', () => cuda.ptxasChildSpec(['ptxas'], null as never), 'options'],
+    ['interpretPtxasResult(null)', () => cuda.interpretPtxasResult(null as never, { argv: ['ptxas'], inputRoute: 'argv', mergeStderr: false }), 'result'],
+    ['interpretPtxasResult(result, null)', () => cuda.interpretPtxasResult(result as never, null as never), 'context'],
+    ['interpretDumpResult(null)', () => cuda.interpretDumpResult(null as never, ['nvdisasm']), 'result'],
+    ['interpretDumpResult(result, null)', () => cuda.interpretDumpResult(result as never, null as never), 'argv'],
+    ['decodeToolResult(null)', () => cuda.decodeToolResult(null as never, result as never), 'tool'],
+    ['decodeToolResult(tool, null)', () => cuda.decodeToolResult('ptxas', null as never), 'result'],
+    ['decodeToolResult(tool, result, null)', () => cuda.decodeToolResult('ptxas', result as never, null as never), 'spawned'],
+    ['splitMergedOutput(null)', () => cuda.splitMergedOutput(null as never), 'buffer'],
+    ['splitMergedOutput("text")', () => cuda.splitMergedOutput('text' as never), 'buffer'],
+    ['cubinExtent(null)', () => cuda.cubinExtent(null as never), 'buffer'],
+    ['renamePtxasInput(null)', () => cuda.renamePtxasInput(null as never, 'a', 'b'), 'diagnostics'],
+    ['renamePtxasInput(text, null)', () => cuda.renamePtxasInput('x', null as never, 'b'), 'location'],
+    ['renamePtxasInput(text, location, null)', () => cuda.renamePtxasInput('x', 'a', null as never), 'name'],
+  ]
+  for (const [name, call, field] of rows) {
+    t.throws(call, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`^${field.replace(/[[\]]/g, '\\$&')} must be `) }, name)
+  }
+  // A plain Uint8Array is read as the bytes it holds, as a Buffer is.
+  const merged = Buffer.concat([Buffer.from('warning\n'), Buffer.from('no cubin here')])
+  t.same(cuda.splitMergedOutput(new Uint8Array(merged)).diagnostics, merged, 'a Uint8Array with no cubin: all of it is the diagnostic')
+})

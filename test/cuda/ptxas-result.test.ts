@@ -52,6 +52,10 @@ t.test('splitMergedOutput: the ELF found by its magic, the text around it is the
     const split = splitMergedOutput(merged)
     t.same(split.cubin, cubin, `${name}: cubin`)
     t.equal(split.diagnostics.toString(), diagnostics, `${name}: diagnostics`)
+    // The same bytes in a plain Uint8Array: found by their magic all the same.
+    const plain = splitMergedOutput(new Uint8Array(merged))
+    t.same(plain.cubin, cubin, `${name}, as a Uint8Array: cubin`)
+    t.equal(plain.diagnostics.toString(), diagnostics, `${name}, as a Uint8Array: diagnostics`)
   }
 })
 
