@@ -6,33 +6,31 @@ import { CubinError, type CubinErrorCode } from './errors.js'
 /** The largest high half of a u64 that is still a safe integer: 2^53 - 1 = 0x1fffff_ffffffff. */
 export const MAX_SAFE_HIGH = 0x1f_ffff
 
-const EMPTY = new Uint8Array(0)
-
 export class ByteReader {
   /** How many bytes this reader covers. */
   readonly length: number
   /** One view of the whole input, shared by every slice of it: a slice makes no view of its own. */
   private readonly view: DataView
-  /** Where this reader's bytes start in `view`. */
+  /** The whole input as the caller gave it, and where this reader's bytes start in it. */
+  private readonly input: Uint8Array
   private readonly start: number
-  private window: Uint8Array | null
 
   /**
    * `base` is where `bytes` starts in the whole input, so error offsets are absolute. A slice
-   * passes its parent's `view` with its own `start` and `length` (and no bytes of its own).
+   * passes its parent's input and view, with its own `start` and `length`.
    */
   constructor(bytes: Uint8Array, readonly base = 0, view?: DataView, start = 0, length = bytes.byteLength) {
+    this.input = bytes
     this.length = length
     this.start = start
-    this.window = view === undefined ? bytes : null
     // A view of a detached buffer has no bytes, and a DataView cannot be made over its buffer:
     // an empty one reads as any empty input (every read a CubinError).
     this.view = view ?? (bytes.byteLength === 0 ? new DataView(new ArrayBuffer(0)) : new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   }
 
-  /** The reader's bytes as a Uint8Array (made on first use for a slice). */
+  /** The reader's bytes: a view of the input's own kind (a Buffer's slice is a Buffer). */
   get bytes(): Uint8Array {
-    return (this.window ??= new Uint8Array(this.view.buffer, this.view.byteOffset + this.start, this.length))
+    return this.start === 0 && this.length === this.input.byteLength ? this.input : this.input.subarray(this.start, this.start + this.length)
   }
 
   /** Throws unless [offset, offset + size) lies inside the input. */
@@ -77,6 +75,6 @@ export class ByteReader {
   /** A view of [offset, offset + size), bounds-checked. */
   slice(offset: number, size: number, what: string): ByteReader {
     this.check(offset, size, what)
-    return new ByteReader(EMPTY, this.base + offset, this.view, this.start + offset, size)
+    return new ByteReader(this.input, this.base + offset, this.view, this.start + offset, size)
   }
 }

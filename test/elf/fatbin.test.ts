@@ -34,6 +34,12 @@ t.test('the real fatbinary: entries, SM, suffix, payloads', { skip }, async (t) 
       t.notOk(entries[i].compressed, `${label}: ${gpu}: ELF is not compressed`)
       t.ok(Buffer.from(entries[i].payload).equals(cubins[i]), `${label}: ${gpu}: the payload is the cubin, byte for byte`)
     }
+    // A payload is a view of the caller's bytes, of their kind: a Buffer's is a Buffer (its
+    // toString is the text), a plain Uint8Array's a Uint8Array.
+    t.ok(entries.every((e) => Buffer.isBuffer(e.payload)), `${label}: from a Buffer, every payload is a Buffer`)
+    const plain = readFatbin(new Uint8Array(readFileSync(join(dir, 'out.fatbin'))))
+    t.ok(plain.every((e) => !Buffer.isBuffer(e.payload) && e.payload instanceof Uint8Array), `${label}: from a Uint8Array, Uint8Arrays`)
+    t.same(plain.map((e) => [...e.payload]), entries.map((e) => [...e.payload]), `${label}: the same bytes either way`)
     const ptxEntry = entries[4]
     t.equal(ptxEntry.ptxVersion, '7.8', `${label}: the PTX entry's ISA version`)
     t.equal(ptxEntry.compressed, compress, `${label}: PTX compressed: ${compress}`)
