@@ -11,7 +11,7 @@ export class ByteReader {
   readonly length: number
   /** One view of the whole input, shared by every slice of it: a slice makes no view of its own. */
   private readonly view: DataView
-  /** The whole input as the caller gave it, and where this reader's bytes start in it. */
+  /** The input as the caller gave it (only its kind is looked at), and where this reader's bytes start in the view. */
   private readonly input: Uint8Array
   private readonly start: number
 
@@ -28,9 +28,18 @@ export class ByteReader {
     this.view = view ?? (bytes.byteLength === 0 ? new DataView(new ArrayBuffer(0)) : new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   }
 
-  /** The reader's bytes: a view of the input's own kind (a Buffer's slice is a Buffer). */
+  /**
+   * The reader's bytes, a plain Uint8Array over the input's memory. Never made by the input's own
+   * subarray: a subclass's constructor decides what that returns (one that ignores its offset and
+   * length gave the string tables the whole input, and every name was the file).
+   */
   get bytes(): Uint8Array {
-    return this.start === 0 && this.length === this.input.byteLength ? this.input : this.input.subarray(this.start, this.start + this.length)
+    return new Uint8Array(this.view.buffer, this.view.byteOffset + this.start, this.length)
+  }
+
+  /** The reader's bytes for the caller to keep (a fat binary's payload): a Buffer when the input was one. */
+  bytesLikeInput(): Uint8Array {
+    return Buffer.isBuffer(this.input) ? Buffer.from(this.view.buffer, this.view.byteOffset + this.start, this.length) : this.bytes
   }
 
   /** Throws unless [offset, offset + size) lies inside the input. */

@@ -95,7 +95,7 @@ export function readFatbin(bytes: Uint8Array): FatbinEntry[] {
       ptxVersion: kind === 'ptx' ? `${body.u16(at + 26, 'a PTX major version')}.${body.u16(at + 24, 'a PTX minor version')}` : null,
       offset: body.base + at,
       headerSize: entryHeaderSize,
-      payload: body.slice(at + entryHeaderSize, payloadSize, 'an entry payload').bytes,
+      payload: body.slice(at + entryHeaderSize, payloadSize, 'an entry payload').bytesLikeInput(),
     })
     at += entryHeaderSize + payloadSize
   }

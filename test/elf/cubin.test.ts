@@ -57,6 +57,25 @@ t.test('names: an ASCII table is read as text, any other is decoded as UTF-8', a
   t.same(readCubin(base.bytes).kernels.map((k) => k.name), ['alpha', 'beta'], 'ASCII names, the input untouched')
 })
 
+t.test('any kind of Uint8Array reads the same: a subclass, a pooled Buffer, shared memory', async (t) => {
+  const expected = readCubin(base.bytes)
+  // A subclass whose constructor ignores subarray's offset and length: its subarray returns the
+  // whole buffer, which the string tables once took for theirs (every name was the whole file).
+  class Bytes extends Uint8Array {
+    constructor(n: number) {
+      super(n)
+    }
+  }
+  const sub = new Bytes(base.bytes.length)
+  sub.set(base.bytes)
+  t.same(readCubin(sub), expected, 'a subclass with its own constructor')
+  const pooled = Buffer.concat([Buffer.from('xyz'), base.bytes]).subarray(3)
+  t.same(readCubin(pooled), expected, 'a Buffer at an offset in its memory')
+  const shared = new Uint8Array(new SharedArrayBuffer(base.bytes.length))
+  shared.set(base.bytes)
+  t.same(readCubin(shared), expected, 'a SharedArrayBuffer')
+})
+
 t.test('the SM comes from e_flags as EI_ABIVERSION says', async (t) => {
   const rows: [number, number, number][] = [
     [8, 0x06005a04, 90], // ptxas 13.0, sm_90: bits 8-15

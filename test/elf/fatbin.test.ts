@@ -40,6 +40,16 @@ t.test('the real fatbinary: entries, SM, suffix, payloads', { skip }, async (t) 
     const plain = readFatbin(new Uint8Array(readFileSync(join(dir, 'out.fatbin'))))
     t.ok(plain.every((e) => !Buffer.isBuffer(e.payload) && e.payload instanceof Uint8Array), `${label}: from a Uint8Array, Uint8Arrays`)
     t.same(plain.map((e) => [...e.payload]), entries.map((e) => [...e.payload]), `${label}: the same bytes either way`)
+    // A subclass's own subarray is never asked: its constructor may ignore the offset (this one does).
+    class Bytes extends Uint8Array {
+      constructor(n: number) {
+        super(n)
+      }
+    }
+    const file = readFileSync(join(dir, 'out.fatbin'))
+    const sub = new Bytes(file.length)
+    sub.set(file)
+    t.same(readFatbin(sub).map((e) => [...e.payload]), entries.map((e) => [...e.payload]), `${label}: a Uint8Array subclass: the same payloads`)
     const ptxEntry = entries[4]
     t.equal(ptxEntry.ptxVersion, '7.8', `${label}: the PTX entry's ISA version`)
     t.equal(ptxEntry.compressed, compress, `${label}: PTX compressed: ${compress}`)
