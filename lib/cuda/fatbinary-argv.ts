@@ -9,7 +9,7 @@
 // which a reader of the object could not check against its input without a zstd decoder; the
 // driver loads either. --device-c marks relocatable cubins (ptxas -c), for nvlink.
 
-import { invalidType, invalidValue, own, ownElements, ownFields, requireNoNul, requireObject } from '../errors.js'
+import { element, invalidType, invalidValue, own, ownFields, requireNoNul, requireObject, requireString } from '../errors.js'
 
 export const FATBINARY_OUTPUT = '/dev/stdout'
 
@@ -24,20 +24,23 @@ export interface FatbinaryImage {
 const GPU_NAME = /^sm_([1-9][0-9]*[af]?)$/
 
 export function buildFatbinaryArgv(images: readonly FatbinaryImage[], options: { relocatable?: boolean } = {}): string[] {
-  if (!Array.isArray(images)) throw invalidType('images', 'an array of { kind, gpuName, fileName }', images)
+  if (!Array.isArray(images)) throw invalidType('images', 'an array of { kind, gpuName, file }', images)
   requireObject('options', options)
   if (images.length === 0) throw invalidValue('images', 'must not be empty')
   const argv = ['fatbinary', `--create=${FATBINARY_OUTPUT}`, '-64', '--compress=false']
   // Own fields and elements only: an inherited relocatable would mark every fat binary --device-c.
   if (own(options, 'relocatable') === true) argv.push('--device-c')
-  for (const [i, given] of ownElements(images).entries()) {
+  // Element by element, each checked as it is read: a sparse array of 2^32 - 1 is refused at its
+  // first hole, where a copy of it first ran the heap out (a fatal error, not an exception).
+  for (let i = 0; i < images.length; i++) {
+    const given = element(images, i)
     requireObject(`images[${i}]`, given)
     const image = ownFields(given as FatbinaryImage)
-    const sm = GPU_NAME.exec(image.gpuName)?.[1]
+    const sm = GPU_NAME.exec(requireString(`images[${i}].gpuName`, image.gpuName))?.[1]
     if (sm === undefined) throw invalidValue(`images[${i}].gpuName`, 'must look like sm_100 or sm_100a', image.gpuName)
     if (image.kind !== 'elf' && image.kind !== 'ptx') throw invalidValue(`images[${i}].kind`, "must be 'elf' or 'ptx'", image.kind)
     // fatbinary splits an image spec at commas: a path with one would be cut.
-    if (requireNoNul(`images[${i}].file`, image.file).includes(',')) {
+    if (requireNoNul(`images[${i}].file`, requireString(`images[${i}].file`, image.file)).includes(',')) {
       throw invalidValue(`images[${i}].file`, 'must not contain a comma (fatbinary splits --image3 at commas)', image.file)
     }
     argv.push(`--image3=kind=${image.kind},sm=${sm},file=${image.file}`)

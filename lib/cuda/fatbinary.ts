@@ -12,7 +12,7 @@ import { MAX_EXTRA_FD } from '../spawn/normalize.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { readFatbin } from '../elf/fatbin.js'
 import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
-import { invalidType, invalidValue, ownElements, ownFields, requireObject } from '../errors.js'
+import { element, invalidType, invalidValue, ownFields, requireObject } from '../errors.js'
 import { checkBaseName, withAnonymousFiles, withPrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
@@ -76,7 +76,9 @@ export async function runFatbinaryAsync(givenImages: readonly FatbinaryInput[], 
   const options = ownFields(given)
   if (!Array.isArray(givenImages)) throw invalidType('images', 'an array of { kind, gpuName, fileName, data }', givenImages)
   const images: FatbinaryInput[] = []
-  for (const [i, entry] of ownElements(givenImages).entries()) {
+  // Element by element, each checked as it is read (a sparse array is refused at its first hole).
+  for (let i = 0; i < givenImages.length; i++) {
+    const entry = element(givenImages, i)
     requireObject(`images[${i}]`, entry)
     const image = ownFields(entry as FatbinaryInput)
     // Each image's file is made in a private directory of its own: a plain name stays inside it.

@@ -24,6 +24,9 @@ const PHDR_SIZE = 56
  */
 export function cubinExtent(buffer: Uint8Array, at = 0): number {
   if (!(buffer instanceof Uint8Array)) throw invalidType('buffer', 'a Uint8Array or Buffer', buffer)
+  if (typeof at !== 'number') throw invalidType('at', 'a number', at)
+  // No bytes (a detached buffer among them, over whose memory no view can be made): no cubin.
+  if (buffer.byteLength === 0) return -1
   return extent(Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength), at, { left: Infinity })
 }
 
@@ -88,7 +91,8 @@ export interface SplitOutput {
 export function splitMergedOutput(given: Uint8Array): SplitOutput {
   if (!(given instanceof Uint8Array)) throw invalidType('buffer', 'a Buffer or Uint8Array', given)
   // Buffer's indexOf finds a byte sequence; a plain Uint8Array's would look for one element.
-  const buffer = Buffer.isBuffer(given) ? given : Buffer.from(given.buffer, given.byteOffset, given.byteLength)
+  // No bytes (a detached buffer among them, over whose memory no view can be made): all text, none.
+  const buffer = Buffer.isBuffer(given) ? given : given.byteLength === 0 ? Buffer.alloc(0) : Buffer.from(given.buffer, given.byteOffset, given.byteLength)
   const work = { left: 2 * Math.ceil(buffer.length / PHDR_SIZE) + 0x20000 }
   for (let at = buffer.indexOf(ELF_MAGIC); at >= 0; at = buffer.indexOf(ELF_MAGIC, at + 1)) {
     const length = extent(buffer, at, work)

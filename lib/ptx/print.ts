@@ -150,10 +150,14 @@ class Printer {
   /** Prints a .func (a prototype when it has no body); returns its head. */
   private func(fn: PtxFunc, field: string): string {
     const linkage = functionLinkage(fn.linkage, `${field}.linkage`, 'func', fn.body !== undefined)
+    // ptxas 13.0 takes a prototype's .b128 parameters at any version (a call to it is what it
+    // refuses): they raise an inferred version, but are no reason to refuse an explicit one.
+    const checkedBefore = this.features.b128Checked
     const returns = fn.returns === undefined ? '' : `${this.paramList(fn.returns, `${field}.returns`, false)} `
     const name = identifier(fn.name, `${field}.name`)
     const head = `${linkage}.func ${returns}${name}${this.paramList(fn.params, `${field}.params`, false)}`
     if (fn.body === undefined) {
+      this.features.b128Checked = checkedBefore
       this.lines.push(`${head};`)
       return head
     }

@@ -57,6 +57,31 @@ t.test('a wrong kind of argument is a coded TypeError naming it', async (t) => {
   for (const [name, call, field] of rows) {
     t.throws(call, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`^${field.replace(/[[\]]/g, '\\$&')} must be `) }, name)
   }
+  // The images' own fields are checked, by the names the type gives them.
+  const image = { kind: 'elf' as const, gpuName: 'sm_90', file: 'a.cubin' }
+  const more: Array<[string, () => unknown, string]> = [
+    ['an image without file', () => cuda.buildFatbinaryArgv([{ ...image, file: undefined as never }]), 'images\\[0\\]\\.file'],
+    ['an image whose file is a number', () => cuda.buildFatbinaryArgv([{ ...image, file: 5 as never }]), 'images\\[0\\]\\.file'],
+    ['an image whose gpuName is a symbol', () => cuda.buildFatbinaryArgv([{ ...image, gpuName: Symbol('sm_90') as never }]), 'images\\[0\\]\\.gpuName'],
+    ['an image whose gpuName is an object', () => cuda.buildFatbinaryArgv([{ ...image, gpuName: { toString: () => 'sm_90' } as never }]), 'images\\[0\\]\\.gpuName'],
+    ['cubinExtent at a symbol', () => cuda.cubinExtent(new Uint8Array(64), Symbol('0') as never), 'at'],
+  ]
+  for (const [name, call, field] of more) t.throws(call, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`^${field} must be `) }, name)
+  t.match(cuda.buildFatbinaryArgv([image]), ['fatbinary', /^--create=/, '-64', '--compress=false', '--image3=kind=elf,sm=90,file=a.cubin'], 'a whole image')
+  // A sparse list is refused at its first hole: a copy of all 2^32 - 1 indexes first ran the heap
+  // out, a fatal error that no caller can catch.
+  const sparse: Array<typeof image> = [image]
+  sparse.length = 2 ** 32 - 1
+  t.throws(() => cuda.buildFatbinaryArgv(sparse), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^images\[1\] must be an object/ }, 'buildFatbinaryArgv: a sparse list of 2^32 - 1')
+  await t.rejects(cuda.runFatbinaryAsync(sparse as never), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^images\[0\]\.fileName/ }, 'runFatbinaryAsync: the first image is checked first')
+  const sparseInputs: unknown[] = [{ kind: 'elf', gpuName: 'sm_90', fileName: 'a.cubin', data: new Uint8Array(1) }]
+  sparseInputs.length = 2 ** 32 - 1
+  await t.rejects(cuda.runFatbinaryAsync(sparseInputs as never), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^images\[1\] must be an object/ }, 'runFatbinaryAsync: a sparse list of 2^32 - 1')
+  // No bytes to read, a detached buffer among them: no cubin, and all of it (nothing) is the text.
+  const detached = new Uint8Array(64)
+  structuredClone(detached.buffer, { transfer: [detached.buffer] })
+  t.equal(cuda.cubinExtent(detached), -1, 'cubinExtent of a detached Uint8Array')
+  t.same(cuda.splitMergedOutput(detached), { cubin: null, diagnostics: Buffer.alloc(0), cubinOffset: -1 }, 'splitMergedOutput of a detached Uint8Array')
   // A plain Uint8Array is read as the bytes it holds, as a Buffer is.
   const merged = Buffer.concat([Buffer.from('warning\n'), Buffer.from('no cubin here')])
   t.same(cuda.splitMergedOutput(new Uint8Array(merged)).diagnostics, merged, 'a Uint8Array with no cubin: all of it is the diagnostic')

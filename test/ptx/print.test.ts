@@ -332,6 +332,8 @@ const b128Uses: Array<{ name: string; module: PtxModule; at: string | null; asse
   { name: 'an entry parameter', module: { target: 'sm_90a', functions: [{ kind: 'entry', name: 'k', params: [{ name: 'p', type: 'b128' }], body: [ins('ret')] }] }, at: 'functions[0].params[0].type', assembles: true },
   { name: 'a module variable', module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'b128' }], functions: [] }, at: 'variables[0].type', assembles: true },
   { name: 'a shared variable in a body', module: kernel([local({ space: 'shared', name: 's', type: 'b128' }), ins('ret')]), at: 'functions[0].body[0].variable.type', assembles: true },
+  // A prototype's .b128 parameters ptxas 13.0 takes at any version (it refuses a call to one).
+  { name: 'a prototype', module: { target: 'sm_90', functions: [{ kind: 'func', linkage: 'extern', name: 'f', returns: [{ name: 'r', type: 'b128' }], params: [{ name: 'p', type: 'b128' }] }] }, at: null, assembles: true },
   {
     name: 'arrays only',
     module: { target: 'sm_90', variables: [{ space: 'global', name: 'g', type: 'b128', length: 2 }], functions: [{ kind: 'entry', name: 'k', params: [{ name: 'p', type: 'b128', length: 2 }], body: [local({ space: 'shared', name: 's', type: 'b128', length: 4 }), ins('ret')] }] },
