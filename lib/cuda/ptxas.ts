@@ -275,6 +275,13 @@ export function interpretPtxasResult(
   // Its own fields only: a run without inputName has none, and one inherited from a polluted
   // Object.prototype would rename every message.
   const context = ownFields(given)
+  // The rename's two names by their own fields too, each a string: checked before anything is read.
+  let inputName: { location: string; name: string } | undefined
+  if (context.inputName !== undefined) {
+    requireObject('context.inputName', context.inputName)
+    const names = ownFields(context.inputName)
+    inputName = { location: requireString('context.inputName.location', names.location), name: requireString('context.inputName.name', names.name) }
+  }
   const verdict = decodeToolResult('ptxas', result, context.spawned)
   let status: PtxasStatus = verdict.status
   let message = verdict.message
@@ -302,9 +309,9 @@ export function interpretPtxasResult(
     status,
     ok: status === 'ok',
     cubin,
-    diagnostics: context.inputName === undefined
+    diagnostics: inputName === undefined
       ? diagnosticBytes.toString('utf8')
-      : renamePtxasInput(diagnosticBytes.toString('utf8'), context.inputName.location, context.inputName.name),
+      : renamePtxasInput(diagnosticBytes.toString('utf8'), inputName.location, inputName.name),
     diagnosticBytes,
     message,
     exitCode: result.exitCode,

@@ -65,6 +65,8 @@ t.test('a wrong kind of argument is a coded TypeError naming it', async (t) => {
     ['an image whose gpuName is a symbol', () => cuda.buildFatbinaryArgv([{ ...image, gpuName: Symbol('sm_90') as never }]), 'images\\[0\\]\\.gpuName'],
     ['an image whose gpuName is an object', () => cuda.buildFatbinaryArgv([{ ...image, gpuName: { toString: () => 'sm_90' } as never }]), 'images\\[0\\]\\.gpuName'],
     ['cubinExtent at a symbol', () => cuda.cubinExtent(new Uint8Array(64), Symbol('0') as never), 'at'],
+    ['interpretPtxasResult with inputName null', () => cuda.interpretPtxasResult(result as never, { argv: ['ptxas'], inputRoute: 'argv', mergeStderr: false, inputName: null as never }), 'context\\.inputName'],
+    ['interpretPtxasResult with inputName { name } alone', () => cuda.interpretPtxasResult(result as never, { argv: ['ptxas'], inputRoute: 'argv', mergeStderr: false, inputName: { name: 'a.ptx' } as never }), 'context\\.inputName\\.location'],
   ]
   for (const [name, call, field] of more) t.throws(call, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`^${field} must be `) }, name)
   t.match(cuda.buildFatbinaryArgv([image]), ['fatbinary', /^--create=/, '-64', '--compress=false', '--image3=kind=elf,sm=90,file=a.cubin'], 'a whole image')
