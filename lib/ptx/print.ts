@@ -39,7 +39,8 @@ const IDENTIFIER = /^(?:[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+)$/
 // Registers may name a vector component of a special register: %tid.x, %ctaid.y, %nctaid.z.
 const REGISTER = /^(?:[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+)(?:\.[xyzw])?$/
 // Opcode and modifiers, including `::` sub-qualifiers: ld.shared::cluster.u32, mapa.shared::cluster.u32.
-const OPCODE = /^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+(?:::[a-z0-9_]+)*)*$/
+// The opcode is lower case; a modifier may not be: ld.global.L2::256B.b32, ld.global.L1::evict_last.
+const OPCODE = /^[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*)*$/
 // Pragma strings are printed inside double quotes: printable ASCII without '"' or '\'.
 const PRAGMA = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/
 

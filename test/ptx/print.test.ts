@@ -383,3 +383,26 @@ t.test('.b128 modules assemble at the version chosen; below it ptxas refuses wha
     t.equal(assemble(text.replace('.version 8.3', '.version 8.2'), target).result.exitCode, 255, `${name}: and 8.2`)
   }
 })
+
+// Cache qualifiers are upper case after their level: ld.global.L2::256B, ld.global.L1::evict_last.
+// The opcode itself is lower case (RET is refused, above); its modifiers print as given.
+const upperCaseModifiers: PtxModule = {
+  target: 'sm_90',
+  functions: [{
+    kind: 'entry', name: 'k', params: [{ name: 'p', type: 'u64' }],
+    body: [{ kind: 'reg', type: 'b64', name: '%rd', count: 2 }, { kind: 'reg', type: 'b32', name: '%r', count: 2 },
+      ins('ld.param.u64', '%rd1', addr('p')), ins('ld.global.L2::256B.b32', '%r1', addr('%rd1')),
+      ins('ld.global.L1::evict_last.b32', '%r0', addr('%rd1')), ins('ret')],
+  }],
+}
+
+t.test('modifiers in upper case print as given', async (t) => {
+  const text = printModule(upperCaseModifiers)
+  t.match(text, /\tld\.global\.L2::256B\.b32 %r1, \[%rd1\];/)
+  t.match(text, /\tld\.global\.L1::evict_last\.b32 %r0, \[%rd1\];/)
+})
+
+t.test('modifiers in upper case: ptxas 13.0 takes them', { skip: skipWithoutPtxas }, async (t) => {
+  const { result, stderr } = assemble(printModule(upperCaseModifiers), 'sm_90')
+  t.equal(result.exitCode, 0, 'assembled', { stderr })
+})
