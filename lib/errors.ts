@@ -176,8 +176,16 @@ export function ownFields<T extends object>(value: T): T {
   return copy as T
 }
 
+/**
+ * The most elements ownElements copies: far past any real list here (a PTX body, a batch of
+ * programs, a tool's options), and short of a copy V8 cannot make: a sparse array of length
+ * 2^32 - 1, copied, ran the heap out, a fatal error that no caller can catch.
+ */
+export const MAX_ELEMENTS = 2 ** 24
+
 /** An array's elements, a hole read as undefined (as `element` reads it), in a dense copy. */
-export function ownElements<T>(array: readonly T[]): Array<T | undefined> {
+export function ownElements<T>(array: readonly T[], field: string): Array<T | undefined> {
+  if (array.length > MAX_ELEMENTS) throw outOfRange(`${field}.length`, `at most ${MAX_ELEMENTS}`, array.length)
   return Array.from({ length: array.length }, (_, i) => element(array, i) as T | undefined)
 }
 

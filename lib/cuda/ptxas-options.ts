@@ -34,7 +34,7 @@ export function ptxasOptionTokens(field: string, value: unknown): string[] {
   if (typeof value === 'string') return splitCommand(value, field)
   if (!Array.isArray(value)) throw invalidType(field, 'a string or an array of strings', value)
   // Every index, a hole as undefined (refused): map kept the hole, and the argv read it from Array.prototype.
-  return ownElements(value).map((token: unknown) => {
+  return ownElements(value, field).map((token: unknown) => {
     if (typeof token !== 'string') throw invalidType(field, 'a string or an array of strings', token)
     return requireNoNul(field, token)
   })

@@ -114,7 +114,7 @@ export function normalizeModule(given: PtxModule): NormalizedModule {
   const module = ownFields(given)
   const target = checkGpuName(module.target, 'target')
   if (!Array.isArray(module.functions)) throw ptxTypeError('functions', 'an array of functions', module.functions)
-  const functions = ownElements(module.functions as readonly PtxFunction[]).map((fn) => (typeof fn === 'object' && fn !== null ? ownFields(fn) : fn))
+  const functions = ownElements(module.functions as readonly PtxFunction[], 'functions').map((fn) => (typeof fn === 'object' && fn !== null ? ownFields(fn) : fn))
 
   // An inferred version is raised to 9.0 when some entry keeps .blocksareclusters; an explicit one
   // is respected, and the directive is dropped instead (normalizeLaunchBounds).
@@ -146,7 +146,7 @@ export function normalizeModule(given: PtxModule): NormalizedModule {
       if (launchBounds !== undefined && (typeof launchBounds !== 'object' || launchBounds === null)) throw ptxTypeError(`${field}.launchBounds`, 'an object', launchBounds)
       const names = [
         ...Object.keys(launchBounds ?? {}).map((k) => `.${k}`),
-        ...ownElements(pragmas ?? []).map((p) => `.pragma "${String(p)}"`),
+        ...ownElements(pragmas ?? [], `${field}.pragmas`).map((p) => `.pragma "${String(p)}"`),
       ]
       for (const dropped of names) {
         warnings.push({
@@ -202,7 +202,7 @@ export function checkDim3(value: unknown, field: string): Dim3 {
     throw ptxRangeError('ERR_PTX_INVALID_VALUE', field, `expected 1 to 3 dimensions, got ${value.length}`)
   }
   // Every dimension, a hole as undefined (refused): map skipped it, and `.maxntid , 32` was printed.
-  return ownElements(value).map((n, i) => checkCount(n, `${field}[${i}]`)) as unknown as Dim3
+  return ownElements(value, field).map((n, i) => checkCount(n, `${field}[${i}]`)) as unknown as Dim3
 }
 
 export function checkCount(value: unknown, field: string): number {

@@ -489,5 +489,5 @@ function alignment(value: unknown, field: string): number {
  */
 function array<T>(value: readonly T[], field: string): readonly T[] {
   if (!Array.isArray(value)) throw ptxTypeError(field, 'an array', value)
-  return ownElements(value) as readonly T[]
+  return ownElements(value, field) as readonly T[]
 }

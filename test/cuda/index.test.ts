@@ -79,6 +79,11 @@ t.test('a wrong kind of argument is a coded TypeError naming it', async (t) => {
   const sparseInputs: unknown[] = [{ kind: 'elf', gpuName: 'sm_90', fileName: 'a.cubin', data: new Uint8Array(1) }]
   sparseInputs.length = 2 ** 32 - 1
   await t.rejects(cuda.runFatbinaryAsync(sparseInputs as never), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^images\[1\] must be an object/ }, 'runFatbinaryAsync: a sparse list of 2^32 - 1')
+  // A batch or an options list of 2^32 - 1 is refused by its length, as every list is (lib/errors.ts, MAX_ELEMENTS).
+  const holes: never[] = []
+  holes.length = 2 ** 32 - 1
+  await t.rejects(cuda.compileMany(holes), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: /^programs\.length must be at most 16777216/ }, 'compileMany of 2^32 - 1 holes')
+  t.throws(() => cuda.buildPtxasArgv({ gpuName: 'sm_90', ptx: '', ptxasOptions: holes }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: /^ptxasOptions\.length must be at most 16777216/ }, 'ptxasOptions of 2^32 - 1 holes')
   // No bytes to read, a detached buffer among them: no cubin, and all of it (nothing) is the text.
   const detached = new Uint8Array(64)
   structuredClone(detached.buffer, { transfer: [detached.buffer] })

@@ -406,3 +406,22 @@ t.test('modifiers in upper case: ptxas 13.0 takes them', { skip: skipWithoutPtxa
   const { result, stderr } = assemble(printModule(upperCaseModifiers), 'sm_90')
   t.equal(result.exitCode, 0, 'assembled', { stderr })
 })
+
+// A list of 2^32 - 1 (holes, not elements) is refused by its length: a copy of it ran V8's heap
+// out, a fatal error no caller can catch. 2^24 elements is far past any real module.
+t.test('a list longer than 2^24 is a RangeError naming it, not a process out of memory', async (t) => {
+  const sparse = <T>(first?: T): T[] => {
+    const list: T[] = first === undefined ? [] : [first]
+    list.length = 2 ** 32 - 1
+    return list
+  }
+  const rows: Array<[string, PtxModule, string]> = [
+    ['functions', { target: 'sm_90', functions: sparse() }, 'functions.length'],
+    ['a body', kernel(sparse()), 'functions[0].body.length'],
+    ['params', { target: 'sm_90', functions: [{ kind: 'entry', name: 'k', params: sparse(), body: [ins('ret')] }] }, 'functions[0].params.length'],
+    ['variables', { target: 'sm_90', variables: sparse(), functions: [] }, 'variables.length'],
+  ]
+  for (const [name, module, field] of rows) {
+    t.throws(() => printModule(module), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: `${field} must be at most 16777216 (received number 4294967295)` }, name)
+  }
+})

@@ -38,7 +38,7 @@ export async function compileMany(given: readonly (Program | null | undefined)[]
   // Each entry read once, before anything is queued: a hole is undefined (never an element
   // inherited from a polluted prototype), and an array whose getter throws (or changes its
   // answer) fails here, with no program's compile waiting for a turn.
-  const programs = ownElements(given)
+  const programs = ownElements(given, 'programs')
   requireObject('options', givenOptions)
   // Its own fields only: an inherited concurrency or signal is not this batch's.
   const options = ownFields(givenOptions)
