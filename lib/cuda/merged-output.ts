@@ -25,9 +25,7 @@ const PHDR_SIZE = 56
 export function cubinExtent(buffer: Uint8Array, at = 0): number {
   if (!(buffer instanceof Uint8Array)) throw invalidType('buffer', 'a Uint8Array or Buffer', buffer)
   if (typeof at !== 'number') throw invalidType('at', 'a number', at)
-  // No bytes (a detached buffer among them, over whose memory no view can be made): no cubin.
-  if (buffer.byteLength === 0) return -1
-  return extent(Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength), at, { left: Infinity })
+  return extent(bufferOver(buffer), at, { left: Infinity })
 }
 
 /**
@@ -91,8 +89,7 @@ export interface SplitOutput {
 export function splitMergedOutput(given: Uint8Array): SplitOutput {
   if (!(given instanceof Uint8Array)) throw invalidType('buffer', 'a Buffer or Uint8Array', given)
   // Buffer's indexOf finds a byte sequence; a plain Uint8Array's would look for one element.
-  // No bytes (a detached buffer among them, over whose memory no view can be made): all text, none.
-  const buffer = Buffer.isBuffer(given) ? given : given.byteLength === 0 ? Buffer.alloc(0) : Buffer.from(given.buffer, given.byteOffset, given.byteLength)
+  const buffer = bufferOver(given)
   const work = { left: 2 * Math.ceil(buffer.length / PHDR_SIZE) + 0x20000 }
   for (let at = buffer.indexOf(ELF_MAGIC); at >= 0; at = buffer.indexOf(ELF_MAGIC, at + 1)) {
     const length = extent(buffer, at, work)
@@ -105,6 +102,15 @@ export function splitMergedOutput(given: Uint8Array): SplitOutput {
     }
   }
   return { cubin: null, diagnostics: Buffer.from(buffer), cubinOffset: -1 }
+}
+
+/**
+ * `bytes` as a Buffer over the same memory (a Buffer as it is). No bytes, a detached buffer among
+ * them (over whose memory no view can be made), is an empty Buffer: no cubin, and no text.
+ */
+function bufferOver(bytes: Uint8Array): Buffer {
+  if (Buffer.isBuffer(bytes)) return bytes
+  return bytes.byteLength === 0 ? Buffer.alloc(0) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
 /**
