@@ -15,6 +15,7 @@
 // fieldError).
 
 import { getSystemErrorMap } from 'node:util'
+import { isAbortSignal } from './abort.js'
 
 export type ArgumentErrorCode =
   | 'ERR_INVALID_ARG_TYPE'
@@ -132,9 +133,10 @@ export function requireNoNul(field: string, value: string): string {
   return value
 }
 
-/** An optional AbortSignal. */
+/** An optional AbortSignal, checked by its brand (lib/abort.ts): a look-alike made with
+ * Object.create(AbortSignal.prototype) passes instanceof, and failed later with no code. */
 export function requireAbortSignal(field: string, value: unknown): AbortSignal | undefined {
-  if (value !== undefined && !(value instanceof AbortSignal)) throw invalidType(field, 'an AbortSignal', value)
+  if (value !== undefined && !isAbortSignal(value)) throw invalidType(field, 'an AbortSignal', value)
   return value
 }
 

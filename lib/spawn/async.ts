@@ -5,7 +5,8 @@ import { Socket } from 'node:net'
 import { constants } from 'node:os'
 import { Duplex, Readable, Writable } from 'node:stream'
 import { StdioKind, native, specNumbers, type NativeBuffers, type NativeChildHandle } from './native.js'
-import { isAborted, normalizeSignal, normalizeSpec, terminalSide, type NormalizedSpec } from './normalize.js'
+import { everyStep, isAborted, whenAborted } from '../abort.js'
+import { normalizeSignal, normalizeSpec, terminalSide, type NormalizedSpec } from './normalize.js'
 import { buildResult } from './result.js'
 import type { ChildResult, ChildSpec } from './types.js'
 
@@ -127,21 +128,6 @@ class ChildStdin extends Writable {
   }
 }
 
-/** Runs every step, whichever throws; then throws the first error, if one did. */
-function everyStep(steps: ReadonlyArray<() => unknown>): void {
-  let failed = false
-  let first: unknown
-  for (const step of steps) {
-    try {
-      step()
-    } catch (err) {
-      if (!failed) first = err
-      failed = true
-    }
-  }
-  if (failed) throw first
-}
-
 /** A write given up on: the child is gone (reaped), or was never started. */
 function cancelled(): NodeJS.ErrnoException {
   return Object.assign(new Error('write ECANCELED'), { code: 'ECANCELED', errno: -constants.errno.ECANCELED, syscall: 'write' })
@@ -222,11 +208,6 @@ interface Streams {
   resume?: (stream: 1 | 2) => void
 }
 
-// The EventTarget methods themselves, not whatever the signal object has under those names: the
-// signal passed normalize's brand check, and nothing it owns can run here.
-const addListener = EventTarget.prototype.addEventListener
-const removeListener = EventTarget.prototype.removeEventListener
-
 // `streams`: fed as output arrives (startChild). spawnChild has none to show and passes null: each
 // chunk would otherwise be copied into a Readable nobody reads, doubling the memory a capture
 // takes until the result is collected.
@@ -297,7 +278,7 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   // exception (the addon raises it), and the result still arrives.
   const finish = (numbers: Float64Array, buffers: NativeBuffers) => {
     try {
-      if (signal) removeListener.call(signal, 'abort', onAbort)
+      stopWatching?.()
       resolve(buildResult(numbers, buffers, normalized, aborted))
     } catch (err) {
       reject(err)
@@ -318,7 +299,8 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
 
   // Everything that can throw is done before the child exists.
   const alreadyAborted = signal !== null && isAborted(signal)
-  if (signal && !alreadyAborted) addListener.call(signal, 'abort', onAbort, { once: true })
+  // One listener on the signal for all its children (lib/abort.ts).
+  const stopWatching = signal && !alreadyAborted ? whenAborted(signal, onAbort) : null
   // The handle serves kill(), the streams and pid: spawnChild without a signal uses none of them.
   const wantHandle = streams !== null || signal !== null
   let outcome
@@ -327,7 +309,7 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
     outcome = native.spawnAsync(normalized.native, specNumbers(normalized.native), normalized.input, finish, onData, stdin ? (fd, take) => stdin.attach(fd, take) : null,
       terminal && (() => terminal.drained()), wantHandle)
   } catch (err) {
-    if (signal) removeListener.call(signal, 'abort', onAbort)
+    stopWatching?.()
     throw err
   }
   // Settled at once (the launch failed), or running without a handle (wantHandle false: spawnChild

@@ -7,6 +7,7 @@ import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
 // Nested option objects and arrays are read by own() and element() (../errors.ts): an inherited
 // `path`, `append`, `columns` or `soft`, or an element of Array.prototype, is never read.
+import { isAbortSignal } from '../abort.js'
 import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, outOfRange, own } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { signalNumber, signalName } from './status.js'
@@ -356,24 +357,10 @@ function forkOnly(ids: ChildIds): string[] {
   return out
 }
 
-// An AbortSignal, checked by its brand rather than its prototype chain: a look-alike
-// (Object.create(AbortSignal.prototype)), a Proxy or an object whose getters throw is refused here,
-// before any child starts, and later code can rely on the real thing's behaviour.
-const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!
+// An AbortSignal, checked by its brand rather than its prototype chain (lib/abort.ts).
 function abortSignal(value: unknown): AbortSignal {
-  if (value === null || typeof value !== 'object' || types.isProxy(value)) throw invalidType('signal', 'an AbortSignal', value)
-  try {
-    abortedGetter.call(value)
-  } catch {
-    throw invalidType('signal', 'an AbortSignal', value)
-  }
-  return value as AbortSignal
-}
-
-/** Whether a signal that passed the brand check is aborted, by AbortSignal's own getter: an own
- * `aborted` property on the object (a getter that lies or throws) is never consulted. */
-export function isAborted(signal: AbortSignal): boolean {
-  return abortedGetter.call(signal) as boolean
+  if (!isAbortSignal(value)) throw invalidType('signal', 'an AbortSignal', value)
+  return value
 }
 
 // The measuring helper's options (native/exec-helper.c): -s, -P PGID, -r RES:SOFT:HARD, -c CPUS,

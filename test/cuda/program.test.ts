@@ -858,6 +858,44 @@ t.test('compileMany listens to its signal once, however many programs the batch 
   t.equal(getEventListeners(controller.signal, 'abort').length, 0, "the caller's signal is left without the batch's listener")
 })
 
+t.test('twelve compiles on one signal: one listener, no leak warning, every ptxas killed by the abort', async (t) => {
+  const dir = scratchDir(t)
+  const sleeper = fakeTool(dir, 'ptxas', 'echo $$ >> "$TH_PIDS"; exec sleep 100')
+  const pids = join(dir, 'pids')
+  const programs = Array.from({ length: 12 }, (_, i) => Program.create({ ...BASE, name: `p${i}`, ptxas: sleeper, env: { ...process.env, TH_PIDS: pids } }))
+  const warnings: string[] = []
+  const onWarning = (w: Error): void => { warnings.push(`${w.name}: ${w.message}`) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
+  const controller = new AbortController()
+  const pending = programs.map((p) => rejection(p.compile({ signal: controller.signal })))
+  t.ok(await eventually(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 12), 'twelve ptxas run')
+  t.equal(getEventListeners(controller.signal, 'abort').length, 1, 'one listener on the signal for the twelve compiles')
+  controller.abort()
+  const errors = await Promise.all(pending)
+  await new Promise((resolve) => setImmediate(resolve)) // a warning is emitted on the next tick
+  t.same(warnings, [], 'no MaxListenersExceededWarning (each compile had added a listener to the caller\'s signal)')
+  t.same(errors.map((e) => [e.status, e.toolStatus]), Array(12).fill([5, 'aborted']), 'each compile was aborted')
+  for (const pid of readFileSync(pids, 'utf8').trim().split('\n').map(Number)) {
+    t.ok(await eventually(() => processState(pid) !== 'alive'), `ptxas ${pid} was killed`)
+  }
+  t.equal(getEventListeners(controller.signal, 'abort').length, 0, 'nothing left on the signal')
+})
+
+t.test('a look-alike AbortSignal is refused by name, before anything runs', async (t) => {
+  const forged = Object.create(AbortSignal.prototype) as AbortSignal
+  const program = Program.create(BASE)
+  // Object.create(AbortSignal.prototype) passes instanceof: compile failed with V8's uncoded
+  // "Cannot read properties of undefined (reading 'get')", compileMany with ERR_INVALID_THIS.
+  for (const [label, call] of [
+    ['compile', () => program.compile({ signal: forged })],
+    ['compileMany', () => compileMany([program], { signal: forged })],
+  ] as const) {
+    const error = await call().then(() => null, (e: unknown) => e)
+    t.match(error, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^signal must be an AbortSignal/ }, label)
+  }
+})
+
 t.test('compileMany: a program released while it waits for a slot is status 4, and the batch goes on', async (t) => {
   const dir = scratchDir(t)
   // Each child says it started, then waits for its own go file.

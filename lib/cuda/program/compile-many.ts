@@ -6,8 +6,8 @@
 // are finalized. Programs whose
 // objects would define the same symbols (the same name) are refused before anything runs.
 
-import { setMaxListeners } from 'node:events'
 import { availableParallelism } from 'node:os'
+import { isAborted, whenAborted } from '../../abort.js'
 import { invalidType, invalidValue, outOfRange, ownElements, ownFields, requireAbortSignal, requireObject } from '../../errors.js'
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
 import { Program, isProgram, programState } from './handle.js'
@@ -68,13 +68,15 @@ export async function compileMany(given: readonly (Program | null | undefined)[]
   // while it runs, and only then: a program's own JavaScript between and after its children runs
   // beside the next program's children.
   const children = new Semaphore(concurrency)
-  // The caller's signal is listened to once for the batch (a listener per program would be
-  // Node's MaxListenersExceededWarning past ten); each program's compile listens to the batch's.
+  // The caller's signal, for the batch: each program's compile listens to the batch's (one
+  // listener for all of them, lib/abort.ts).
   const batch = new AbortController()
-  setMaxListeners(0, batch.signal)
   const forward = (): void => batch.abort(callerSignal?.reason)
-  if (callerSignal?.aborted) forward()
-  else callerSignal?.addEventListener('abort', forward, { once: true })
+  let stopWatching: (() => void) | null = null
+  if (callerSignal !== undefined) {
+    if (isAborted(callerSignal)) forward()
+    else stopWatching = whenAborted(callerSignal, forward)
+  }
   const signal = callerSignal === undefined ? undefined : batch.signal
   const find = memoizedFindTool() // PATH searched once per tool for the batch, not per program
   const assembled = programs.map(() => deferred<void>())
@@ -104,7 +106,7 @@ export async function compileMany(given: readonly (Program | null | undefined)[]
 
   // The barrier: every child has ended. Then the sequential finalize, in input order.
   await Promise.all(assembled.map((d) => d.promise))
-  callerSignal?.removeEventListener('abort', forward)
+  stopWatching?.()
   const results: CompileResult[] = []
   let unexpected: { error: unknown } | null = null
   for (const [i, outcome] of finished.entries()) {

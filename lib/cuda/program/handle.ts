@@ -14,6 +14,7 @@
 // programs' compiles through the same state and steps, found with programState().
 
 import { performance } from 'node:perf_hooks'
+import { isAborted, whenAborted } from '../../abort.js'
 import { own, requireAbortSignal, requireObject } from '../../errors.js'
 import { resolveConfig, type ProgramConfig, type ResolvedConfig } from './config.js'
 import { ProgramError } from './errors.js'
@@ -54,14 +55,15 @@ export class ProgramState {
     if (this.released) return { ok: false, diagnostics: [], error: new ProgramError('PROGRAM_NULL') }
     this.output = null // a compile is a mutating call: the old output is gone, whatever happens
     const controller = new AbortController()
-    const forward = (): void => controller.abort()
-    callerSignal?.addEventListener('abort', forward, { once: true })
+    // One listener on the caller's signal for all the compiles it cancels (lib/abort.ts). An
+    // aborted one is not listened to: runTools sees it and starts nothing.
+    const stopWatching = callerSignal !== undefined && !isAborted(callerSignal) ? whenAborted(callerSignal, () => controller.abort()) : null
     this.#running.add(controller)
     try {
       return await assembleProgram(this.config, this.ptx, controller.signal, callerSignal, find, slots)
     } finally {
       this.#running.delete(controller)
-      callerSignal?.removeEventListener('abort', forward)
+      stopWatching?.()
     }
   }
 
