@@ -21,7 +21,7 @@
 //   the payload follows the header. fatbinary 13.0 compresses PTX by default (zstd); with
 //   --compress=false nothing is. A PTX payload is the input with `//` comments and each line's
 //   leading blanks removed, NUL-terminated and padded with NULs.
-import { ByteReader } from './bytes.js'
+import { ByteReader, MAX_SAFE_HIGH } from './bytes.js'
 import { CubinError, elfTypeError } from './errors.js'
 
 export const FATBIN_MAGIC = 0xba55ed50
@@ -46,6 +46,7 @@ export interface FatbinEntry {
   sm: number
   /** The target with its suffix, from the flags: 'sm_100a'. */
   arch: string
+  /** The entry's flags (FATBIN_FLAGS); an entry with bits set past 2^53 - 1 is refused, as no fatbinary sets any. */
   flags: number
   /** Whether the payload is compressed (then `payload` is the compressed bytes). */
   compressed: boolean
@@ -83,7 +84,14 @@ export function readFatbin(bytes: Uint8Array): FatbinEntry[] {
     const payloadSize = body.u64(at + 8, 'an entry payload size')
     body.check(at, entryHeaderSize, 'an entry header')
     const sm = body.u32(at + 28, 'an entry SM')
-    const flags = body.u32(at + 40, 'entry flags') + body.u32(at + 44, 'entry flags, high half') * 2 ** 32
+    // Every flag fatbinary sets is in the low half; one past 2^53 - 1 could not be given exactly
+    // (the low bits, rounded away, read wrong), and no fatbinary writes one.
+    const flagsHigh = body.u32(at + 44, 'entry flags, high half')
+    if (flagsHigh > MAX_SAFE_HIGH) {
+      const hex = flagsHigh.toString(16) + body.u32(at + 40, 'entry flags').toString(16).padStart(8, '0')
+      throw new CubinError('ERR_FATBIN_MALFORMED', `entry flags 0x${hex} set bits past 2^53 - 1, which no fatbinary writes`, body.base + at + 40)
+    }
+    const flags = body.u64(at + 40, 'entry flags')
     const variant = (flags & FATBIN_FLAGS.archSpecific) !== 0 ? 'a' : (flags & FATBIN_FLAGS.family) !== 0 ? 'f' : ''
     const kind = kindCode === FATBIN_KIND_PTX ? 'ptx' : 'elf'
     entries.push({

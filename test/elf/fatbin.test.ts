@@ -81,8 +81,16 @@ t.test('malformed inputs are CubinErrors with their code; every truncation too',
     ['entry kind 3', mutate(16, [3, 0]), 'ERR_FATBIN_MALFORMED'],
     ['entry header size 16', mutate(20, [16, 0, 0, 0]), 'ERR_FATBIN_MALFORMED'],
     ['payload past the end', mutate(24, [0xff, 0xff, 0xff, 0]), 'ERR_CUBIN_TRUNCATED'],
+    // The flags' high half at 2^21: 2^53 and more, which a number cannot hold to the last bit (the
+    // 64-bit flag, bit 0, was rounded away and the flags read as something else).
+    ['flags past 2^53 - 1', mutate(60, [0, 0, 0x20, 0]), 'ERR_FATBIN_MALFORMED'],
+    ['flags 2^64 - 1', mutate(56, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), 'ERR_FATBIN_MALFORMED'],
   ]
   for (const [what, bytes, code] of rows) t.throws(() => readFatbin(bytes), { name: 'CubinError', code }, what)
+  t.throws(() => readFatbin(mutate(56, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])), { message: /^entry flags 0xffffffffffffffff set bits past 2\^53 - 1/ }, 'the message gives the flags')
+  // The largest flags a number holds: read exactly, and their low bits decide the suffix.
+  const highest = readFatbin(mutate(56, [0x01, 0x00, 0x10, 0x00, 0xff, 0xff, 0x1f, 0x00]))[0]
+  t.same([highest.flags, highest.arch], [0x1f_ffff_0010_0001, 'sm_100a'], 'flags 2^53 - 2^32 + 0x100001: exact, architecture-specific')
   t.throws(() => readFatbin('fatbin' as unknown as Uint8Array), { code: 'ERR_ELF_INVALID_ARG_TYPE' })
   for (let cut = 0; cut < good.length; cut += 7) {
     try {
