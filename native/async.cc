@@ -205,7 +205,6 @@ class AsyncChild {
       // Watched once the launcher thread gives it back (AdoptLaunch).
     } else {
       WatchChild();
-      if (spec_.measure) BeginStart();
     }
     return Started::Running;
   }
@@ -693,6 +692,11 @@ class AsyncChild {
     if (!spec_.measure && exitKey_ == 0) exitKey_ = WatchExit(child_.pidfd);
     if (child_.stdoutR >= 0) Watch(&outPoll_, child_.stdoutR, UV_READABLE, OnStdout);
     if (child_.stderrR >= 0) Watch(&errPoll_, child_.stderrR, UV_READABLE, OnStderr);
+    // measure: the wait for the helper's report begins before anything below can call into
+    // JavaScript. Handing stdin over does, and from the loop (a launch after { path } opens) its
+    // callback runs the nextTick queue too: a kill() or an abort there found no start under way
+    // and signalled the helper itself, whose report then said the launch had failed (EPROTO).
+    if (spec_.measure) BeginStart();
     if (child_.stdinW >= 0) {
       if (!opts_.input.empty()) {
         typingInput_ = terminal_;
@@ -723,18 +727,23 @@ class AsyncChild {
     if (self->done_ || !self->opener_) return;
     bool opened = self->opener_->Take(self->spec_, self->child_);
     self->DropOpener();
+    if (opened) {
+      double launchNs = NowNs();
+      if (self->spec_.measure) {
+        // The opening counted against the deadline; the rest of it is armed once the target runs.
+        self->opensMs_ = (launchNs - self->start_) / 1e6;
+        uv_timer_stop(&self->timer_);
+      }
+      // durationMs is the child's lifetime, from its launch: the opens (a FIFO waiting for its
+      // reader, say) came before it, as on the sync path. The deadline still counts them.
+      self->start_ = launchNs;
+    }
     if (!opened || !self->LaunchNow()) {
       SettleFailedLaunch(self->child_, self->outcome_);
       self->Finish();
       return;
     }
-    self->WatchChild();
-    if (self->spec_.measure) {
-      // The opening counted against the deadline; the rest of it is armed once the target runs.
-      self->opensMs_ = (NowNs() - self->start_) / 1e6;
-      uv_timer_stop(&self->timer_);
-      self->BeginStart();
-    }
+    self->WatchChild();  // and, measured, BeginStart
   }
 
   // startChild's writable stdin: the pipe's write end becomes JavaScript's (a net.Socket then owns
@@ -918,20 +927,35 @@ class AsyncChild {
       self->Finish();
       return;
     }
-    SignalChild(self->ref_, self->opts_.killSignal);
+    SignalChild(self->ref_, self->lastSent_ = self->opts_.killSignal);
     self->Escalate();
   }
 
   static void OnForceKill(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
     if (self->TargetGone()) return;
-    SignalChild(self->ref_, SIGKILL);
+    SignalChild(self->ref_, self->lastSent_ = SIGKILL);
     if (self->outcome_.timedOut) self->Escalate();
   }
 
   static void OnGraceOver(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
     if (self->TargetGone()) return;
+    if (HasExited(self->ref_)) {
+      // It died within its grace; the loop got to the timer first (timers run before the poll in
+      // a turn of the loop, or the loop was busy). Reported as what happened: an exit.
+      ResumeHelper(self->child_);
+      self->OnExit();
+      return;
+    }
+    if (self->lastSent_ == SIGKILL && self->dyingWaitedMs_ < kDyingMaxMs && (DiesWhenScheduled(self->ref_) || HasExited(self->ref_))) {
+      // Only waiting for a CPU to die on (waiter.h, kDyingStepMs), or gone (and reaped, a measured
+      // target by its helper) since it was looked for: taken at the next step.
+      self->dyingWaitedMs_ += kDyingStepMs;
+      uv_update_time(self->loop_);
+      uv_timer_start(&self->timer_, OnGraceOver, Ms(kDyingStepMs), 0);
+      return;
+    }
     Escalation phase = Escalation::ForceKilled;
     if (AfterExpiry(phase, self->opts_).wouldntDie) {
       self->outcome_.wouldntDie = true;
@@ -1008,10 +1032,13 @@ class AsyncChild {
     // whose reader would be full part way (its push() false with the pipe still holding more).
     // Else a reader that reads only after the result (or never) had it cut off at waitDelay, and
     // the result blamed a grandchild. A pipe a grandchild still holds stays paused: its output is
-    // not taken into memory faster than it is read, and waitDelay bounds the wait.
+    // not taken into memory faster than it is read, and waitDelay bounds the wait. A terminal's
+    // master is read the same way: it hangs up (POLLHUP) once no process holds the terminal any
+    // longer, and holds at most what the terminal buffers; one the session still holds stays
+    // paused.
     for (int stream = 1; stream <= 2; stream++) {
       int fd = FdOf(stream);
-      if (fd < 0 || terminal_) continue;
+      if (fd < 0) continue;
       struct pollfd p = {fd, POLLIN, 0};
       if (poll(&p, 1, 0) != 1 || !(p.revents & POLLHUP)) continue;
       drainAll_[stream] = true;
@@ -1129,6 +1156,8 @@ class AsyncChild {
   std::vector<int> held_;  // copies of the caller's fds, until the launch (HoldCallerFds)
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
+  double dyingWaitedMs_ = 0;  // past the grace, for a child that is dying (OnGraceOver)
+  int lastSent_ = 0;          // the deadline's escalation's last signal (OnDeadline, OnForceKill)
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;
   bool terminal_ = false;    // fds 0-2 are a terminal: stdoutR its master, stdinW the master's copy

@@ -24,7 +24,6 @@ struct ExitClock {
   int epoll = -1;
 
   void Run() {
-    pthread_setname_np(pthread_self(), kExitClockThreadName);
     struct epoll_event events[64];
     for (;;) {
       int n = epoll_wait(epoll, events, 64, -1);
@@ -50,7 +49,11 @@ ExitClock *Clock() {
     c->epoll = epoll_create1(EPOLL_CLOEXEC);
     if (c->epoll < 0) return c;
     try {
-      std::thread([c] { c->Run(); }).detach();
+      std::thread thread([c] { c->Run(); });
+      // Named by its creator, so the name is there as soon as the thread is: named by itself, a
+      // thread not yet scheduled (a loaded machine) showed its creator's name to ps -L and /proc.
+      pthread_setname_np(thread.native_handle(), kExitClockThreadName);
+      thread.detach();
     } catch (...) {
       close(c->epoll);
       c->epoll = -1;

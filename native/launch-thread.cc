@@ -52,7 +52,6 @@ struct Launcher {
   std::condition_variable idle;
 
   void Run() {
-    pthread_setname_np(pthread_self(), kLauncherThreadName);
     for (;;) {
       LaunchJob *job;
       {
@@ -160,7 +159,9 @@ bool LaunchOffLoop(LaunchJob *job) {
     pthread_sigmask(SIG_SETMASK, &all, &old);
     for (size_t i = 0; i < LaunchConcurrency(); i++) {
       try {
-        std::thread([launcher] { launcher->Run(); }).detach();
+        std::thread thread([launcher] { launcher->Run(); });
+        pthread_setname_np(thread.native_handle(), kLauncherThreadName);  // by its creator (exit-clock.cc)
+        thread.detach();
         launcher->running = true;
         launcher->threads++;
       } catch (...) {

@@ -84,6 +84,36 @@ bool HasExited(const ChildRef &child) {
   return rc > 0;
 }
 
+bool DiesWhenScheduled(const ChildRef &child) {
+  if (child.pid <= 0) return false;
+  char dir[64];
+  snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(child.pid));
+  DIR *tasks = opendir(dir);
+  if (!tasks) return false;
+  bool seen = false, stuck = false;
+  while (struct dirent *e = readdir(tasks)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[sizeof dir + 1 + sizeof e->d_name + 5], stat[512];
+    snprintf(path, sizeof path, "%s/%s/stat", dir, e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // a thread that has just gone
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0) continue;
+    stat[n] = '\0';
+    // "tid (comm) S ...": the state follows the last ')' (comm may hold any bytes, ')' too).
+    const char *end = strrchr(stat, ')');
+    if (!end || end[1] != ' ') continue;
+    seen = true;
+    if (end[2] == 'D' || end[2] == 'I') {
+      stuck = true;
+      break;
+    }
+  }
+  closedir(tasks);
+  return seen && !stuck;
+}
+
 bool Reap(pid_t pid, int &status, struct rusage &usage) {
   pid_t r;
   do {

@@ -142,6 +142,12 @@ void SignalChild(const ChildRef &child, int sig);
 // a result is decided by what happened first.
 bool HasExited(const ChildRef &child);
 
+// Whether a killed child that has not exited yet will as soon as it runs: /proc shows none of its
+// threads in an uninterruptible sleep ('D', or 'I': the same, not counted in the load average),
+// the one wait a SIGKILL does not cut short. Such a child is only waiting for a CPU, which on a
+// loaded machine can take milliseconds. False when /proc cannot say (gone, or hidden).
+bool DiesWhenScheduled(const ChildRef &child);
+
 // Reaps pid with wait4, retrying on EINTR; false when there was nothing to reap.
 bool Reap(pid_t pid, int &status, struct rusage &usage);
 

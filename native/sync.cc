@@ -65,6 +65,9 @@ Napi::Value SpawnSync(const Napi::CallbackInfo &info) {
   double openNs = NowNs();
   if (child.stage == Stage::None && OpenPaths(spec, wait.timeoutMs > 0 ? start + wait.timeoutMs * 1e6 : 0, child, outcome)) {
     double launchNs = NowNs();
+    // durationMs is the child's lifetime, from its launch: not the { path } opens before it (a
+    // FIFO waiting for its reader, say), which only the deadline counts.
+    start = launchNs;
     // Only the { path } opens count against the target's deadline, not the setup before them.
     double opensMs = PathOpener::Needed(spec) ? (launchNs - openNs) / 1e6 : 0;
     child = Launch(spec);

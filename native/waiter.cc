@@ -384,6 +384,8 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
 
   Escalation phase = Escalation::Running;
   int pendingSignal = timer ? opts.killSignal : 0;  // what the next expiry sends
+  double dyingWaitedMs = 0;                         // past the grace, for a child that is dying
+  int lastSent = 0;                                 // the escalation's last signal
   size_t inputOffset = 0;
   bool exited = false;
   // A terminal's master reads EIO once no slave fd is left open, but the master itself is still
@@ -444,8 +446,14 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
       }
       // An expiry: send what it was armed for, then arm the next step of the escalation.
       outcome.timedOut = true;
-      if (pendingSignal) SignalChild(ref, pendingSignal);
+      if (pendingSignal) SignalChild(ref, lastSent = pendingSignal);
       NextExpiry next = AfterExpiry(phase, opts);
+      if (next.wouldntDie && lastSent == SIGKILL && dyingWaitedMs < kDyingMaxMs && (DiesWhenScheduled(ref) || HasExited(ref))) {
+        dyingWaitedMs += kDyingStepMs;
+        pendingSignal = 0;
+        timer->Arm(kDyingStepMs);
+        continue;
+      }
       if (next.wouldntDie) {
         outcome.wouldntDie = true;
         break;

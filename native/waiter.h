@@ -87,6 +87,17 @@ struct NextExpiry {
 };
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 
+// A child still there when its grace is over is one that "wouldn't die" unless the escalation's
+// last signal was SIGKILL and it is not stuck (launcher.h, DiesWhenScheduled): one only waiting
+// for a CPU to die on (or gone since the exit was looked for: a measured target its helper reaped
+// as /proc was read) is waited for on, in steps of kDyingStepMs, for at most kDyingMaxMs more.
+// (A child left alive by a gentler killSignal, with no forceKillAfterDelay, did not die of what it
+// was sent: it is one that wouldn't die, at once.) A grace shorter than the kernel's taking
+// a SIGKILLed child down had the sync waiter call 39 of 40 `sleep`s killed with graceTimeout 0
+// ones that wouldn't die.
+constexpr double kDyingStepMs = 1;
+constexpr double kDyingMaxMs = 1000;
+
 // measure: waits for the helper's STARTED report (the helper's exec, its fork and the target's
 // exec: most of a millisecond, bounded by kHelperStartMs) and opens a pidfd for the target, which every signal goes
 // to from then on. The child's own deadline is not applied here: it acts on the target once it

@@ -5,7 +5,7 @@
 // deadline, its pid) is kept for the target, not lost or sent to the helper.
 import path from 'node:path'
 import t from 'tap'
-import { spawnChild } from '../../lib/index.js'
+import { spawnChild, startChild } from '../../lib/index.js'
 import { childPids, tempDir } from '../helpers.js'
 import { PACKAGE, gatedHelperEnv, runNodeScript } from '../reliability/helpers.js'
 
@@ -126,4 +126,21 @@ t.test('a measured child whose helper reported in time is not a failed launch wh
     t.same({ spawnError: r.spawnError, exitCode: r.exitCode, rusageSource: r.rusageSource }, { spawnError: null, exitCode: 0, rusageSource: 'helper' }, `${r.launcher}: the target's own exit, measured`)
     t.ok(r.pid > 0, `${r.launcher}: the target's pid`)
   }
+})
+
+// Found by a hostile round: a measured child with a { path } target is launched from the loop once
+// its opens are done, and handing its stdin pipe over to JavaScript then runs the nextTick queue:
+// a kill() from a write's callback came before the wait for the helper's report had begun, went
+// to the helper itself, and the result said the launch had failed ("Couldn't track the child:
+// Protocol error", EPROTO, pid 0) in 14 of 20 runs. The signal waits for the target, as any
+// signal sent before the target exists does.
+t.test("a measured child killed from its stdin's write callback, after { path } opens: the target gets the signal", async t => {
+  const dir = tempDir(t)
+  const results = await Promise.all(Array.from({ length: 10 }, () => {
+    const child = startChild({ file: 'sleep', args: ['100'], stdin: 'pipe', stdout: { path: path.join(dir, 'out') }, measure: true })
+    let sent: boolean | null = null
+    child.stdin!.write('x', () => { sent = child.kill('SIGTERM') })
+    return child.result.then(r => ({ sent, signal: r.signal, spawnError: r.spawnError, pid: r.pid > 0, rusageSource: r.rusageSource }))
+  }))
+  t.same(results, Array(10).fill({ sent: true, signal: 'SIGTERM', spawnError: null, pid: true, rusageSource: 'helper' }), 'each target was killed by the SIGTERM, and its helper measured it')
 })

@@ -338,3 +338,55 @@ t.test('a measured child\'s session or group is in place when startChild returns
     t.same(wrong, [], `${label}: 50 measured children, each its group's leader at once, each killed by the group SIGTERM`)
   }
 })
+
+// A deadline's signal the child acts on only later (its trap runs when its `sleep` ends), while
+// the loop is held (the caller's JavaScript) until the child has exited and its grace is over: in
+// the next turn the loop runs its timers before it polls, so the grace's end came before the exit.
+// An unmeasured child was then reported as one that "wouldn't die" (no status, no rusage), though
+// it had exited, with its own status, inside its grace.
+t.test("an exit inside the grace that the loop was too busy to see is the exit, not one that wouldn't die", async t => {
+  for (const { launcher, measure, label } of WAYS) {
+    const child = startChild({
+      file: 'sh', args: ['-c', 'trap "exit 3" TERM; echo ready; while :; do sleep 0.5; done'],
+      timeout: 100, killSignal: 'SIGTERM', graceTimeout: 50, launcher, measure,
+    })
+    await new Promise(resolve => child.stdout.once('data', resolve))  // the trap is set
+    // After the deadline's timer (due earlier, run first), and from the loop's check phase, after
+    // its poll: held past the grace, the next turn runs the timers (the grace's end) first.
+    await new Promise(resolve => setTimeout(resolve, 120))
+    await new Promise(resolve => setImmediate(resolve))
+    t.ok(blockUntilExited(child.pid, measure, 100), `${label}: exited while the loop was held`)
+    const r = await child.result
+    t.same([r.timedOut, r.exitCode, r.diagnostic], [true, 3, 'Child timed out'], `${label}: timed out, and exited with its own status`)
+  }
+})
+
+// SIGKILL ends a child only once it is scheduled: a graceTimeout shorter than that made the sync
+// waiter call 39 of 40 `sleep`s killed with graceTimeout 0 ones that "wouldn't die" (the async
+// waiter, whose timers count whole milliseconds, none). A child the SIGKILL has only to be
+// scheduled to end (no thread in an uninterruptible sleep) is waited for past its grace.
+t.test("graceTimeout 0: a SIGKILLed child is reported killed, on every path", t => eachPath(t, '', async (t, { run }) => {
+  const results: string[] = []
+  for (let i = 0; i < 10; i++) {
+    const r = await run({ file: 'sleep', args: ['100'], timeout: 5, graceTimeout: 0 })
+    results.push(`${r.signal} ${r.diagnostic}`)
+  }
+  t.same(results, Array(10).fill('SIGKILL Child timed out'), "killed and reaped, never one that wouldn't die")
+}))
+
+// A terminal's master left unread (startChild's `terminal` stream, backpressure) when the child
+// exits and nothing holds the terminal: as for a pipe, what it holds is read into the result at
+// the exit. It was left, cut at waitDelay, the result blaming a grandchild there was none of.
+t.test("a terminal nobody reads, at the exit: the whole output", async t => {
+  const before = getDefaultHighWaterMark(false)
+  setDefaultHighWaterMark(false, 16384)
+  try {
+    // 17,000 bytes: past the reader's 16 KiB, and what is left of them within what a terminal
+    // holds while nobody reads (20,000 were sometimes not: the child then waits on its reader, as
+    // on a full pipe; the timeout keeps that from holding the suite).
+    const results = await Promise.all(Array.from({ length: 10 }, () => startChild({ file: 'head', args: ['-c', '17000', '/dev/zero'], terminal: true, timeout: 30000 }).result))
+    t.same(results.map(r => [r.stdout.length, r.waitDelayExpired]), Array(10).fill([17000, false]), 'each result has its 17,000 bytes, and no wait was cut')
+  } finally {
+    setDefaultHighWaterMark(false, before)
+  }
+})

@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { spawnChildSync, type ChildSpec } from '../../lib/index.js'
+import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
 import { eachPath, paths, processState, REPO_ROOT, tempDir } from '../helpers.js'
 import { childPaths, nodeChildEnv, PACKAGE, runNodeScript } from '../reliability/helpers.js'
 
@@ -94,6 +94,27 @@ t.test('stdin targets', t => eachPath(t, '', async (t, { run }) => {
   t.teardown(() => fs.closeSync(fd))
   t.equal((await run({ file: 'cat', stdin: fd })).stdout.toString(), 'from a file\n', 'an fd number')
   t.equal((await run({ file: 'cat', stdin: 'ignore' })).stdout.length, 0, 'EOF from /dev/null')
+}))
+
+// durationMs is the child's lifetime, from its launch: a { path } target's open comes before it (a
+// FIFO's open waits for a reader), and it counted, unmeasured, on both APIs: a `true` whose FIFO's
+// reader came a second later lived 1,002 ms. The reader, a process of its own (the sync API holds
+// this one), notes the monotonic time before it opens the FIFO; the launch can only follow that.
+t.test('durationMs does not count the opening of a { path } target', t => eachPath(t, '', async (t, { run }) => {
+  const dir = tempDir(t)
+  const fifo = path.join(dir, 'fifo')
+  const stamp = path.join(dir, 'stamp')
+  t.equal(spawnChildSync({ file: 'mkfifo', args: [fifo] }).exitCode, 0)
+  const reader = startChild({
+    file: process.execPath,
+    args: ['-e', `const fs = require('fs'); setTimeout(() => { fs.writeFileSync(${JSON.stringify(stamp)}, String(process.hrtime.bigint())); const fd = fs.openSync(${JSON.stringify(fifo)}, 'r'); while (fs.readSync(fd, Buffer.alloc(64)) > 0); }, 300)`],
+  })
+  const r = await run({ file: 'true', stdout: { path: fifo } })
+  const end = process.hrtime.bigint()
+  t.equal((await reader.result).exitCode, 0, 'the reader opened the FIFO and read it to its end')
+  t.equal(r.exitCode, 0)
+  const sinceOpen = Number(end - BigInt(fs.readFileSync(stamp, 'utf8'))) / 1e6
+  t.ok(r.durationMs <= sinceOpen, `durationMs ${r.durationMs.toFixed(1)} ms, within the ${sinceOpen.toFixed(1)} ms since the reader opened the FIFO`)
 }))
 
 t.test('stdout and stderr targets', t => eachPath(t, '', async (t, { run }) => {
