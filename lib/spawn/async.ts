@@ -15,7 +15,8 @@ export interface ChildProcess {
   readonly pid: number
   result: Promise<ChildResult>
   /** Sends `signal` (default: the spec's killSignal, SIGKILL) to the child, or its whole group with
-   * setsid; SIGKILL follows after forceKillAfterDelay when the signal is gentler. False once it has ended. */
+   * setsid; SIGKILL follows after forceKillAfterDelay when the signal is gentler. False once it has ended.
+   * 0 sends nothing: true while the child runs, as child_process's kill(0). */
   kill(signal?: string | number): boolean
   /**
    * `stdin: 'pipe'` (and no `input`): the child's stdin, written as it runs, with backpressure
@@ -330,7 +331,8 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
   return {
     get pid() { return h.pid },
     result,
-    kill: (sig?: string | number) => h.kill(sig === undefined ? killSignal : normalizeSignal('signal', sig, killSignal)),
+    // 0 sends nothing: true while the child runs (as child_process's kill(0)).
+    kill: (sig?: string | number) => h.kill(sig === undefined ? killSignal : sig === 0 ? 0 : normalizeSignal('signal', sig, killSignal)),
     resize: (columns: number, rows: number) => {
       terminalSide('columns', columns)
       terminalSide('rows', rows)

@@ -110,6 +110,15 @@ t.test('kill(): default signal, named signal, false once ended', t => eachPath(t
   t.throws(() => d.kill('SIGNOPE'), { code: 'ERR_INVALID_ARG_VALUE' })
   d.kill(9)
   await d.result
+  // kill(0), as child_process's: sends nothing, says whether the child still runs (it was a
+  // RangeError). Measured, before the target is reported too: true, and nothing waits to be sent.
+  const e = start({ file: 'sleep', args: ['100'] })
+  t.equal(e.kill(0), true, 'kill(0) on a running child: true')
+  t.equal(processState(e.pid), 'alive', 'and it still runs')
+  e.kill('SIGTERM')
+  const re = await e.result
+  t.same([re.signal, re.aborted], ['SIGTERM', false], 'the next signal is the one it ends by')
+  t.equal(e.kill(0), false, 'kill(0) after the end: false')
 }, { apis: ['start'] }))
 
 /** Whether a process is stopped (state T in /proc/<pid>/stat). */
