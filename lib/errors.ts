@@ -14,6 +14,7 @@
 // <describe(value)>` and `<field>: <problem>`); those shapes are built here too (fieldTypeError,
 // fieldError).
 
+import { fileURLToPath } from 'node:url'
 import { getSystemErrorMap } from 'node:util'
 import { isAbortSignal } from './abort.js'
 
@@ -46,7 +47,7 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array'
   switch (typeof value) {
     case 'string':
-      return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`
+      return `string ${JSON.stringify(shortened(value))}`
     case 'function':
       return 'a function'
     case 'object':
@@ -54,6 +55,11 @@ export function describe(value: unknown): string {
     default:
       return `${typeof value} ${String(value)}`
   }
+}
+
+/** At most 40 characters of a caller's text, for a message: a megabyte of it is no help there. */
+function shortened(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}...` : text
 }
 
 /** `field` has the wrong type. */
@@ -138,6 +144,43 @@ export function requireNoNul(field: string, value: string): string {
 export function requireAbortSignal(field: string, value: unknown): AbortSignal | undefined {
   if (value !== undefined && !isAbortSignal(value)) throw invalidType(field, 'an AbortSignal', value)
   return value
+}
+
+// URL's own href getter reads the URL's private state: it answers for a real URL and throws for
+// anything else, a look-alike made with Object.create(URL.prototype) and a Proxy around a URL
+// included (both pass instanceof URL, and URL's getters then threw V8's uncoded "Cannot read
+// private member"). What it returns is the URL's, whatever getters a subclass defines.
+const urlHref = Object.getOwnPropertyDescriptor(URL.prototype, 'href')!.get!
+
+/** A URL's href, read by URL's own getter; undefined for anything that is not a URL by its brand. */
+function hrefOf(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined
+  try {
+    return urlHref.call(value) as string
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A path given as a string or a file: URL (as Node's own APIs take paths), as a string: the one
+ * reading of every path a caller may give as a URL (a child's `file` and `cwd`, a spawned tool's).
+ * The URL is checked by its brand and read by its href alone. A file: URL that names no path on
+ * this machine (a host other than localhost, an encoded '/') is refused naming the field, with
+ * Node's reason: fileURLToPath's own ERR_INVALID_FILE_URL_HOST and _PATH named neither.
+ */
+export function requirePath(field: string, value: unknown): string {
+  if (typeof value === 'string') return value
+  const href = hrefOf(value)
+  // An object might have been meant as a URL; anything else was meant as the string.
+  if (href === undefined) throw invalidType(field, typeof value === 'object' && value !== null ? 'a string or a file: URL' : 'a string', value)
+  const url = new URL(href)
+  if (url.protocol !== 'file:') throw invalidValue(field, `must be a string or a file: URL (received ${url.protocol} URL)`)
+  try {
+    return fileURLToPath(url)
+  } catch (error) {
+    throw invalidValue(field, `must be a file: URL that names a path on this machine (received ${shortened(href)}): ${(error as Error).message}`)
+  }
 }
 
 /** A timeout in whole milliseconds, as the tools' adapters take it: 0 = none. */

@@ -9,10 +9,9 @@
 // `tileharness run` and `bench` print it; the CUDA layer gives it as the reason when ptxas or the
 // SASS dump command cannot be started. The harness's own verdicts ("Program could not be executed")
 // stay in ChildResult.diagnostic, untouched.
-import { fileURLToPath } from 'node:url'
 import fs from 'node:fs'
 import path from 'node:path'
-import { own } from './errors.js'
+import { own, requirePath } from './errors.js'
 import { native } from './spawn/native.js'
 import type { SpawnError } from './spawn/types.js'
 
@@ -24,15 +23,20 @@ import type { SpawnError } from './spawn/types.js'
  * whatever a polluted Object.prototype says.
  */
 export function spawnFailureMessage(program: string | URL, spawnError: SpawnError, spawned: Spawned = {}): string {
-  const file = typeof program === 'string' ? program : fileURLToPath(program)
-  const dir = own(spawned, 'cwd') as Spawned['cwd']
-  const cwd = dir === undefined || dir === null ? undefined : typeof dir === 'string' ? dir : fileURLToPath(dir)
+  const file = requirePath('file', program)
+  const cwd = spawnedCwd(spawned)
   const hint = spawnFailureHint(file, spawnError, (own(spawned, 'env') as SpawnedEnv | undefined) ?? process.env, cwd)
   const suffix = hint === null ? '' : ` (${hint})`
   if (spawnError.stage === 'exec') return `failed to run '${file}': ${native.errnoInfo(spawnError.errno)[1]}${suffix}`
   // Every other stage's message already names what it was doing and the errno's text:
   // "Couldn't change directory to '/nope': No such file or directory".
   return `failed to run '${file}': ${spawnError.message.replace(/^Couldn't /, 'cannot ')}${suffix}`
+}
+
+/** The working directory a child was given, as a path (`field` names it); undefined for none. */
+export function spawnedCwd(spawned: Spawned, field = 'cwd'): string | undefined {
+  const dir = own(spawned, 'cwd')
+  return dir === undefined || dir === null ? undefined : requirePath(field, dir)
 }
 
 /** What is known to cause this failure, in a few words; null when nothing more is known. */

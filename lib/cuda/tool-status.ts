@@ -13,9 +13,9 @@
 // No retries and no partial output follow from any of these; that is the callers' job to keep.
 
 import { DIAGNOSTIC } from '../spawn/index.js'
-import { own, requireObject, requireString } from '../errors.js'
+import { own, requireObject, requirePath, requireString } from '../errors.js'
 import type { ChildResult } from '../spawn/types.js'
-import { spawnFailureMessage, type SpawnedEnv } from '../spawn-failure.js'
+import { spawnFailureMessage, spawnedCwd, type SpawnedEnv } from '../spawn-failure.js'
 
 export type ToolStatus =
   | 'ok'
@@ -41,12 +41,15 @@ export function decodeToolResult(tool: string, result: ChildResult, spawned: { f
   requireString('tool', tool)
   requireObject('result', result)
   requireObject('spawned', spawned)
+  // What was started, by its own fields (the message names that, never an inherited one), each a
+  // path or a file: URL of one: checked before the result is read, whatever the result says.
+  const file = requirePath('spawned.file', own(spawned, 'file'))
+  const cwd = spawnedCwd(spawned, 'spawned.cwd')
   if (result.aborted) return { status: 'aborted', message: result.diagnostic || DIAGNOSTIC.aborted }
   if (result.timedOut) return { status: 'timed-out', message: result.diagnostic || DIAGNOSTIC.timedOut }
   const spawnError = result.spawnError
   if (spawnError !== null) {
-    // The spawned program's own file: the message names what was started, never an inherited one.
-    const message = spawnFailureMessage(own(spawned, 'file') as string | URL, spawnError, spawned)
+    const message = spawnFailureMessage(file, spawnError, { env: own(spawned, 'env') as SpawnedEnv | undefined, cwd })
     // E2BIG fails at exec too, but says nothing about the program: the argv was too big.
     if (spawnError.stage === 'exec' && spawnError.code === 'E2BIG') return { status: 'spawn-failed', message }
     if (spawnError.stage === 'exec') return { status: spawnError.code === 'ENOENT' ? 'not-found' : 'not-executable', message }

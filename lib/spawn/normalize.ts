@@ -2,13 +2,12 @@
 // Everything the native side needs is converted here; the addon trusts this shape.
 import { constants as bufferConstants } from 'node:buffer'
 import fs from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
 // Nested option objects and arrays are read by own() and element() (../errors.ts): an inherited
 // `path`, `append`, `columns` or `soft`, or an element of Array.prototype, is never read.
 import { isAbortSignal } from '../abort.js'
-import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, outOfRange, own } from '../errors.js'
+import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, outOfRange, own, requireNoNul, requirePath } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { signalNumber, signalName } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
@@ -121,13 +120,9 @@ function cString(field: string, value: unknown): string {
   return value
 }
 
-/** A path given as a string or a file: URL (as Node's own APIs take paths), as a string. */
+/** A path given as a string or a file: URL (as Node's own APIs take paths), as a C string. */
 function pathString(field: string, value: unknown): string {
-  if (value instanceof URL) {
-    if (value.protocol !== 'file:') throw invalidValue(field, `must be a string or a file: URL (received ${value.protocol} URL)`)
-    return cString(field, fileURLToPath(value))
-  }
-  return cString(field, value)
+  return requireNoNul(field, requirePath(field, value))
 }
 
 /** The longest delay a timeout, forceKillAfterDelay or graceTimeout may ask for (../errors.ts). */

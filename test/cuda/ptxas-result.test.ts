@@ -120,6 +120,28 @@ t.test("decodeToolResult: the contract's exit-code table", async (t) => {
   }
 })
 
+t.test("decodeToolResult: the spawned file and cwd, as paths or file: URLs of one", async (t) => {
+  const enoent = { stage: 'exec' as const, code: 'ENOENT', errno: 2, message: "Couldn't execute 'th-ptxas': No such file or directory" }
+  const failed = fakeResult({ exitCode: 127, spawnError: enoent, diagnostic: DIAGNOSTIC.notFound })
+  t.same(decodeToolResult('th-ptxas', failed, { file: new URL('file:///nonexistent/th-ptxas'), cwd: new URL('file://localhost/') }),
+    { status: 'not-found', message: "failed to run '/nonexistent/th-ptxas': No such file or directory" }, 'a file: URL is its path')
+  // Refused naming the field, before the result is read (an exit 0 too): fileURLToPath's own
+  // errors named none, and a look-alike or a Proxy failed with V8's "Cannot read private member".
+  const rows: Array<[string, Record<string, unknown>, string, RegExp]> = [
+    ['file a file: URL with a host', { file: new URL('file://host/th-ptxas') }, 'ERR_INVALID_ARG_VALUE', /^spawned\.file must be a file: URL that names a path on this machine \(received file:\/\/host\/th-ptxas\): File URL host/],
+    ['cwd a file: URL with an encoded /', { file: 'th-ptxas', cwd: new URL('file:///a%2fb') }, 'ERR_INVALID_ARG_VALUE', /^spawned\.cwd must be a file: URL .*encoded \/ characters/],
+    ['file a URL look-alike', { file: Object.create(URL.prototype) }, 'ERR_INVALID_ARG_TYPE', /^spawned\.file must be a string or a file: URL \(received an object\)/],
+    ['cwd a Proxy around a file: URL', { file: 'th-ptxas', cwd: new Proxy(new URL('file:///'), {}) }, 'ERR_INVALID_ARG_TYPE', /^spawned\.cwd must be a string or a file: URL/],
+    ['file an http: URL', { file: new URL('http://example.com/th-ptxas') }, 'ERR_INVALID_ARG_VALUE', /^spawned\.file must be a string or a file: URL \(received http: URL\)/],
+    ['no file', { env: {} }, 'ERR_INVALID_ARG_TYPE', /^spawned\.file must be a string \(received undefined\)/],
+  ]
+  for (const [name, spawned, code, message] of rows) {
+    for (const result of [failed, fakeResult({ exitCode: 0 })]) {
+      t.throws(() => decodeToolResult('th-ptxas', result, spawned as never), { name: 'TypeError', code, message }, `${name} (exit ${result.exitCode})`)
+    }
+  }
+})
+
 t.test('interpretPtxasResult: cubin only on a clean exit 0, stderr always verbatim', async (t) => {
   const stderr = Buffer.from('  ptxas fatal   : Unresolved extern function \'f\'\r\n\n')
   const rows: Array<[string, Parameters<typeof fakeResult>[0], boolean, string, Buffer | null, string]> = [

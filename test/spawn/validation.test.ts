@@ -22,6 +22,20 @@ const rows: Row[] = [
   ['file null (it has no default)', { file: null }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^file must be a string \(received null\)/],
   ['file an http: URL', { file: new URL('http://example.com/true') }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^file must be a string or a file: URL \(received http: URL\)/],
   ['cwd a data: URL', { file: 'true', cwd: new URL('data:,x') }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^cwd must be a string or a file: URL/],
+  // A file: URL that names no path here: fileURLToPath's own errors (ERR_INVALID_FILE_URL_HOST,
+  // ERR_INVALID_FILE_URL_PATH) named no field, and are kept as the reason.
+  ['file a file: URL with a host', { file: new URL('file://host/x') }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^file must be a file: URL that names a path on this machine \(received file:\/\/host\/x\): File URL host must be "localhost" or empty/],
+  ['file a file: URL with an encoded /', { file: new URL('file:///a%2fb') }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^file must be a file: URL .*encoded \/ characters/],
+  ['cwd a file: URL with a host', { file: 'true', cwd: new URL('file://host/x') }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^cwd must be a file: URL that names a path on this machine/],
+  ['cwd a file: URL with an encoded /', { file: 'true', cwd: new URL('file:///a%2Fb') }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^cwd must be a file: URL .*encoded \/ characters/],
+  ['NUL in a file: URL', { file: new URL('file:///bin/tr%00ue') }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^file must not contain NUL/],
+  // URLs by their brand: a look-alike and a Proxy around a real URL pass instanceof URL, and URL's
+  // getters then threw V8's uncoded "Cannot read private member"; a subclass's getters are not asked.
+  ['file a URL look-alike', { file: Object.create(URL.prototype) }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^file must be a string or a file: URL \(received an object\)/],
+  ['cwd a URL look-alike', { file: 'true', cwd: Object.create(URL.prototype) }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^cwd must be a string or a file: URL \(received an object\)/],
+  ['file a Proxy around a file: URL', { file: new Proxy(new URL('file:///bin/true'), {}) }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^file must be a string or a file: URL/],
+  ['cwd a Proxy around a file: URL', { file: 'true', cwd: new Proxy(new URL('file:///'), {}) }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^cwd must be a string or a file: URL/],
+  ['file an http: URL whose getters say file:', { file: new (class extends URL { override get protocol() { return 'file:' } override get href() { return 'file:///bin/true' } })('http://x/bin/true') }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^file must be a string or a file: URL \(received http: URL\)/],
   ['NUL in an env value', { file: 'true', env: { A: 'x\0y' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^env\.A must not contain NUL/],
   ['= in an env name', { file: 'true', env: { 'A=B': 'x' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^env\["A=B"\]/],
   ['NUL in an env name', { file: 'true', env: { 'A\0': 'x' } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^env\[/],
