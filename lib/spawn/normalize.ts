@@ -9,7 +9,7 @@ import { isMainThread } from 'node:worker_threads'
 import { isAbortSignal } from '../abort.js'
 import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, outOfRange, own, requireNoNul, requirePath } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
-import { signalNumber, signalName } from './status.js'
+import { REAL_TIME_OFFSETS, isKnownSignal, realTimeSignal, signalNumber } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
 
 /** Default bytes kept per captured stream. */
@@ -383,17 +383,21 @@ function helperOptions(setsid: boolean, terminal: boolean, rlimits: Array<[numbe
   return out
 }
 
-/** A signal given by name ('SIGTERM', 'TERM') or number, as its number. */
+/**
+ * A signal given by name ('SIGTERM', 'TERM', 'SIGRTMIN+3', 'SIGRTMAX-1') or number, as its number.
+ * A real-time offset past SIGRTMAX - SIGRTMIN is out of range; any other unknown name is no signal.
+ */
 export function normalizeSignal(field: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value === 'number') {
-    if (!Number.isInteger(value) || signalName(value) === `SIG${value}`) throw outOfRange(field, 'a known signal number', value)
+    if (!isKnownSignal(value)) throw outOfRange(field, 'a known signal number', value)
     return value
   }
   if (typeof value !== 'string') throw invalidType(field, 'a signal name or number', value)
   const num = signalNumber(value)
-  if (num === undefined) throw invalidValue(field, `is not a known signal (received ${describe(value)})`)
-  return num
+  if (num !== undefined) return num
+  if (realTimeSignal(value) === null) throw outOfRange(field, `SIGRTMIN+n or SIGRTMAX-n with n from 0 to ${REAL_TIME_OFFSETS}`, value)
+  throw invalidValue(field, `is not a known signal (received ${describe(value)})`)
 }
 
 export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'): NormalizedSpec {

@@ -26,18 +26,63 @@ for (const [alias, of] of [['SIGCLD', 'SIGCHLD'], ['SIGIOT', 'SIGABRT'], ['SIGPO
   if (num !== undefined && !numberByName.has(alias)) numberByName.set(alias, num)
 }
 
-/** 'SIGSEGV' for 11; `SIG<n>` for a number the platform has no name for. */
+// The real-time signals are also named by their offset from either end, as glibc's str2sig and
+// kill(1) take them: SIGRTMIN+n and SIGRTMAX-n, n from 0 to SIGRTMAX - SIGRTMIN (SIGRTMAX-1 is
+// SIGRTMIN+29 where SIGRTMIN is 34 and SIGRTMAX 64). A number is named one way only, the C
+// library's (sigabbrev_np): SIGRTMIN, SIGRTMIN+1 ... SIGRTMIN+29, SIGRTMAX, never SIGRTMAX-n, so
+// that a name signalName gives is the name a ChildResult gives and reads back as its number.
+const RTMIN = numberByName.get('SIGRTMIN')
+const RTMAX = numberByName.get('SIGRTMAX')
+
+/** The largest n of SIGRTMIN+n and SIGRTMAX-n (SIGRTMAX - SIGRTMIN); -1 with no real-time signals. */
+export const REAL_TIME_OFFSETS = RTMIN === undefined || RTMAX === undefined ? -1 : RTMAX - RTMIN
+
+/**
+ * A real-time signal named by its offset ('SIGRTMIN+3', 'RTMAX-1'): its number; null when n is
+ * past REAL_TIME_OFFSETS (no signal of that name); undefined for a name of any other form.
+ */
+export function realTimeSignal(name: string): number | null | undefined {
+  const match = /^(?:SIG)?RT(MIN\+|MAX-)(\d+)$/.exec(name)
+  if (match === null || RTMIN === undefined || RTMAX === undefined) return undefined
+  const n = Number(match[2])
+  if (n > REAL_TIME_OFFSETS) return null
+  return match[1] === 'MIN+' ? RTMIN + n : RTMAX - n
+}
+
+/** A signal number as signalName and signalDescription take it: a non-negative integer. */
+function requireSignalNumber(value: unknown): number {
+  if (typeof value !== 'number') throw invalidType('signal', 'a number', value)
+  if (!Number.isInteger(value) || value < 0) throw outOfRange('signal', 'a non-negative integer', value)
+  return value
+}
+
+/** Whether the platform has a signal of that number: one the table names. */
+export function isKnownSignal(signal: number): boolean {
+  return nameByNumber.has(signal)
+}
+
+/**
+ * 'SIGSEGV' for 11; `SIG<n>` for a number the platform has no name for (SIG32, the C library's
+ * own). A real-time signal is SIGRTMIN+n, or SIGRTMAX (above). Anything but a non-negative
+ * integer is refused: 'SIG1.5' or 'SIG-1' named no signal.
+ */
 export function signalName(signal: number): string {
+  requireSignalNumber(signal)
   return nameByNumber.get(signal) ?? `SIG${signal}`
 }
 
-/** The number of a signal name ('SIGTERM' or 'TERM'), or undefined. */
+/**
+ * The number of a signal name ('SIGTERM' or 'TERM', 'SIGRTMAX-1'), or undefined for a name the
+ * platform has no signal of (a real-time offset past SIGRTMAX included). A name is a string.
+ */
 export function signalNumber(name: string): number | undefined {
-  return numberByName.get(name) ?? numberByName.get(`SIG${name}`)
+  if (typeof name !== 'string') throw invalidType('name', 'a string', name)
+  return numberByName.get(name) ?? numberByName.get(`SIG${name}`) ?? realTimeSignal(name) ?? undefined
 }
 
-/** strsignal's text: 'Segmentation fault' for 11. */
+/** strsignal's text: 'Segmentation fault' for 11; 'Unknown signal 99' for a number with no signal, as strsignal says it. */
 export function signalDescription(signal: number): string {
+  requireSignalNumber(signal)
   return descriptionByNumber.get(signal) ?? `Unknown signal ${signal}`
 }
 

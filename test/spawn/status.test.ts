@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { decodeWaitStatus, signalName, signalNumber } from '../../lib/index.js'
+import { decodeWaitStatus, signalDescription, signalName, signalNumber, startChild } from '../../lib/index.js'
 import { eachPath, tempDir } from '../helpers.js'
 
 t.test('decodeWaitStatus table', async t => {
@@ -42,6 +42,57 @@ t.test('signal table', async t => {
   t.equal(signalNumber('TERM'), 15)
   t.equal(signalNumber('SIGNOPE'), undefined)
   t.match(signalName(34), /^SIGRT/)
+})
+
+t.test('the signal helpers refuse a wrong kind of argument, naming it', async t => {
+  const bad: Array<[string, () => unknown, string, string, RegExp]> = [
+    ['signalNumber(Symbol())', () => signalNumber(Symbol('SIGTERM') as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', /^name must be a string \(received symbol Symbol\(SIGTERM\)\)/],
+    ['signalNumber(15)', () => signalNumber(15 as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', /^name must be a string \(received number 15\)/],
+    ["signalName('x')", () => signalName('x' as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', /^signal must be a number \(received string "x"\)/],
+    ['signalName(1.5)', () => signalName(1.5), 'RangeError', 'ERR_OUT_OF_RANGE', /^signal must be a non-negative integer \(received number 1.5\)/],
+    ['signalName(-1)', () => signalName(-1), 'RangeError', 'ERR_OUT_OF_RANGE', /^signal must be a non-negative integer/],
+    ['signalDescription({})', () => signalDescription({} as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', /^signal must be a number \(received an object\)/],
+    ["signalDescription('11')", () => signalDescription('11' as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', /^signal must be a number/],
+    ['signalDescription(NaN)', () => signalDescription(NaN), 'RangeError', 'ERR_OUT_OF_RANGE', /^signal must be a non-negative integer/],
+  ]
+  for (const [name, call, type, code, message] of bad) t.throws(call, { name: type, code, message }, name)
+  // Well typed but no signal: what each gives for a name or number the table does not have.
+  t.equal(signalNumber('SIGNOPE'), undefined, 'an unknown name: undefined')
+  t.equal(signalName(32), 'SIG32', 'a number with no name: SIG<n>')
+  t.equal(signalDescription(99), 'Unknown signal 99', "a number with no signal: strsignal's text")
+})
+
+t.test('real-time signals by their offset from either end', async t => {
+  const min = signalNumber('SIGRTMIN')!
+  const max = signalNumber('SIGRTMAX')!
+  t.ok(min > 0 && max > min, `SIGRTMIN ${min}, SIGRTMAX ${max}`)
+  for (let n = 0; n <= max - min; n++) {
+    t.equal(signalNumber(`SIGRTMAX-${n}`), max - n, `SIGRTMAX-${n}`)
+    t.equal(signalNumber(`RTMAX-${n}`), max - n, `RTMAX-${n}`)
+    t.equal(signalNumber(`SIGRTMIN+${n}`), min + n, `SIGRTMIN+${n}`)
+    // Named one way, the C library's: SIGRTMIN+n, and SIGRTMAX; the name reads back as the number.
+    const name = signalName(min + n)
+    t.equal(name, n === 0 ? 'SIGRTMIN' : n === max - min ? 'SIGRTMAX' : `SIGRTMIN+${n}`, `signalName(${min + n})`)
+    t.equal(signalNumber(name), min + n, `${name} reads back`)
+  }
+  // Past the range from either end, and the forms that are no offset: no signal.
+  for (const name of [`SIGRTMAX-${max - min + 1}`, `SIGRTMIN+${max - min + 1}`, 'SIGRTMIN-1', 'SIGRTMAX+1', 'SIGRTMAX-', 'SIGRTMAX-x']) {
+    t.equal(signalNumber(name), undefined, name)
+  }
+})
+
+t.test('kill and killSignal take SIGRTMAX-n', async t => {
+  const want = signalName(signalNumber('SIGRTMAX')! - 1)
+  const c = startChild({ file: 'sleep', args: ['30'] })
+  t.equal(c.kill('SIGRTMAX-1'), true, 'kill sent it')
+  t.equal((await c.result).signal, want, `the child died of ${want}`)
+  const d = startChild({ file: 'sleep', args: ['30'], killSignal: 'RTMAX-2' })
+  d.kill()
+  t.equal((await d.result).signal, signalName(signalNumber('SIGRTMAX')! - 2), 'killSignal RTMAX-2 is the default kill')
+  const e = startChild({ file: 'sleep', args: ['30'] })
+  t.throws(() => e.kill('SIGRTMAX-31'), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: /^signal must be SIGRTMIN\+n or SIGRTMAX-n with n from 0 to 30/ }, 'an offset past SIGRTMIN')
+  e.kill('SIGKILL')
+  t.equal((await e.result).signal, 'SIGKILL')
 })
 
 const signalRows: Array<[string, string, string]> = [

@@ -64,6 +64,10 @@ const rows: Row[] = [
   ['negative forceKillAfterDelay', { file: 'true', forceKillAfterDelay: -5 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^forceKillAfterDelay/],
   ['unknown signal name', { file: 'true', killSignal: 'SIGFOO' }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^killSignal is not a known signal/],
   ['unknown signal number', { file: 'true', killSignal: 999 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^killSignal/],
+  // A real-time offset past SIGRTMAX - SIGRTMIN (30 with glibc): from either end, no signal.
+  ['SIGRTMAX-n past SIGRTMIN', { file: 'true', killSignal: 'SIGRTMAX-31' }, 'RangeError', 'ERR_OUT_OF_RANGE', /^killSignal must be SIGRTMIN\+n or SIGRTMAX-n with n from 0 to 30 \(received string "SIGRTMAX-31"\)/],
+  ['SIGRTMIN+n past SIGRTMAX', { file: 'true', killSignal: 'RTMIN+31' }, 'RangeError', 'ERR_OUT_OF_RANGE', /^killSignal must be SIGRTMIN\+n or SIGRTMAX-n/],
+  ['a negative signal number', { file: 'true', killSignal: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^killSignal must be a known signal number/],
   ['setsid not boolean', { file: 'true', setsid: 1 }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^setsid must be a boolean/],
   ['rlimits not an object', { file: 'true', rlimits: 5 }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^rlimits must be an object/],
   ['unknown rlimit', { file: 'true', rlimits: { files: 10 } }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^rlimits\.files is not a resource limit \(one of as, core/],
