@@ -284,16 +284,17 @@ function start(spec: ChildSpec, streams: Streams | null): Started {
     } catch (err) {
       reject(err)
     }
-    // Each step runs whatever the one before it threw: push(null) can run a 'readable' or 'end'
-    // listener synchronously, and a throw there had left stderr unended, stdin's pipe open (its fd
-    // leaked) and the terminal never gone. The first throw is still the caller's uncaught
-    // exception, once all have run.
+    // startChild's streams end. Each step runs whatever the one before it threw: push(null) can
+    // run a 'readable' or 'end' listener synchronously, and a throw there had left stderr unended,
+    // stdin's pipe open (its fd leaked) and the terminal never gone. The first throw is still the
+    // caller's uncaught exception, once all have run. (spawnChild has no streams: nothing to end.)
+    if (streams === null) return
     everyStep([
-      () => streams?.stdout.push(null),
-      () => streams?.stderr.push(null),
+      () => streams.stdout.push(null),
+      () => streams.stderr.push(null),
       // The child is gone: its fd is released, and writes still queued are told ECANCELED, even
       // if a grandchild holds the pipe open (it could hold the writes for ever).
-      () => streams?.stdin?.destroy(),
+      () => streams.stdin?.destroy(),
       () => terminal?.gone(),
     ])
   }
