@@ -948,10 +948,9 @@ class AsyncChild {
       self->OnExit();
       return;
     }
-    if (self->lastSent_ == SIGKILL && self->dyingWaitedMs_ < kDyingMaxMs && (DiesWhenScheduled(self->ref_) || HasExited(self->ref_))) {
+    if (self->lastSent_ == SIGKILL && (DiesWhenScheduled(self->ref_) || HasExited(self->ref_)) && StillDyingWithin(self->dyingUntilNs_)) {
       // Only waiting for a CPU to die on (waiter.h, kDyingStepMs), or gone (and reaped, a measured
       // target by its helper) since it was looked for: taken at the next step.
-      self->dyingWaitedMs_ += kDyingStepMs;
       uv_update_time(self->loop_);
       uv_timer_start(&self->timer_, OnGraceOver, Ms(kDyingStepMs), 0);
       return;
@@ -1156,7 +1155,7 @@ class AsyncChild {
   std::vector<int> held_;  // copies of the caller's fds, until the launch (HoldCallerFds)
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
-  double dyingWaitedMs_ = 0;  // past the grace, for a child that is dying (OnGraceOver)
+  double dyingUntilNs_ = 0;   // past the grace, for a child that is dying (OnGraceOver, StillDyingWithin)
   int lastSent_ = 0;          // the deadline's escalation's last signal (OnDeadline, OnForceKill)
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;

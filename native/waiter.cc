@@ -290,6 +290,12 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   outcome.haveStatus = true;
 }
 
+bool StillDyingWithin(double &untilNs) {
+  double now = NowNs();
+  if (untilNs == 0) untilNs = now + kDyingMaxMs * 1e6;
+  return now < untilNs;
+}
+
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
   if (phase == Escalation::Running && opts.killSignal != SIGKILL && opts.forceKillAfterMs > 0) {
     phase = Escalation::Killed;
@@ -384,7 +390,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
 
   Escalation phase = Escalation::Running;
   int pendingSignal = timer ? opts.killSignal : 0;  // what the next expiry sends
-  double dyingWaitedMs = 0;                         // past the grace, for a child that is dying
+  double dyingUntilNs = 0;                          // past the grace, for a child that is dying
   int lastSent = 0;                                 // the escalation's last signal
   size_t inputOffset = 0;
   bool exited = false;
@@ -448,8 +454,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
       outcome.timedOut = true;
       if (pendingSignal) SignalChild(ref, lastSent = pendingSignal);
       NextExpiry next = AfterExpiry(phase, opts);
-      if (next.wouldntDie && lastSent == SIGKILL && dyingWaitedMs < kDyingMaxMs && (DiesWhenScheduled(ref) || HasExited(ref))) {
-        dyingWaitedMs += kDyingStepMs;
+      if (next.wouldntDie && lastSent == SIGKILL && (DiesWhenScheduled(ref) || HasExited(ref)) && StillDyingWithin(dyingUntilNs)) {
         pendingSignal = 0;
         timer->Arm(kDyingStepMs);
         continue;

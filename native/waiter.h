@@ -97,6 +97,9 @@ NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 // ones that wouldn't die.
 constexpr double kDyingStepMs = 1;
 constexpr double kDyingMaxMs = 1000;
+// Whether the wait for a dying child may go on: `untilNs` is 0 until the grace first ends, and is
+// then set to kDyingMaxMs from that moment (a bound in time, whatever each step's timer rounds to).
+bool StillDyingWithin(double &untilNs);
 
 // measure: waits for the helper's STARTED report (the helper's exec, its fork and the target's
 // exec: most of a millisecond, bounded by kHelperStartMs) and opens a pidfd for the target, which every signal goes
