@@ -8,6 +8,7 @@ import { types } from 'node:util'
 // (Object.create(AbortSignal.prototype)), a Proxy or an object with a throwing or lying `aborted`
 // getter is refused before anything starts, and later code can rely on AbortSignal's behaviour.
 const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!
+const reasonGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'reason')!.get!
 const addListener = EventTarget.prototype.addEventListener
 const removeListener = EventTarget.prototype.removeEventListener
 
@@ -26,6 +27,12 @@ export function isAbortSignal(value: unknown): value is AbortSignal {
  * `aborted` property on the object (a getter that lies or throws) is never consulted. */
 export function isAborted(signal: AbortSignal): boolean {
   return abortedGetter.call(signal) as boolean
+}
+
+/** An aborted signal's reason, by AbortSignal's own getter: an own `reason` on the object (a getter
+ * that throws, in the abort's listener, was an uncaught exception) is never consulted. */
+export function abortReason(signal: AbortSignal): unknown {
+  return reasonGetter.call(signal)
 }
 
 interface Watch {

@@ -883,6 +883,22 @@ t.test('twelve compiles on one signal: one listener, no leak warning, every ptxa
   t.equal(getEventListeners(controller.signal, 'abort').length, 0, 'nothing left on the signal')
 })
 
+t.test("compileMany's signal with a throwing `reason` of its own: the abort cancels the batch, nothing is thrown from nowhere", async (t) => {
+  // The batch forwarded the abort with callerSignal.reason, read through the object: the getter's
+  // throw, inside the abort's listener, was an uncaught exception that ended the process.
+  const dir = scratchDir(t)
+  const pids = join(dir, 'pids')
+  const sleeper = fakeTool(dir, 'ptxas', 'echo $$ >> "$TH_PIDS"; exec sleep 100')
+  const programs = Array.from({ length: 3 }, (_, i) => Program.create({ ...BASE, name: `r${i}`, ptxas: sleeper, env: { ...process.env, TH_PIDS: pids } }))
+  const controller = new AbortController()
+  Object.defineProperty(controller.signal, 'reason', { get: () => { throw new Error('reason getter throws') } })
+  const batch = compileMany(programs, { signal: controller.signal, concurrency: 3 })
+  t.ok(await eventually(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 3), 'three ptxas run')
+  controller.abort()
+  const results = await batch
+  t.same(results.map((r) => [r.status, r.error?.toolStatus]), Array(3).fill([5, 'aborted']), 'each compile was aborted')
+})
+
 t.test('a look-alike AbortSignal is refused by name, before anything runs', async (t) => {
   const forged = Object.create(AbortSignal.prototype) as AbortSignal
   const program = Program.create(BASE)

@@ -7,7 +7,7 @@
 // objects would define the same symbols (the same name) are refused before anything runs.
 
 import { availableParallelism } from 'node:os'
-import { isAborted, whenAborted } from '../../abort.js'
+import { abortReason, isAborted, whenAborted } from '../../abort.js'
 import { invalidType, invalidValue, outOfRange, ownElements, ownFields, requireAbortSignal, requireObject } from '../../errors.js'
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
 import { Program, isProgram, programState } from './handle.js'
@@ -71,7 +71,7 @@ export async function compileMany(given: readonly (Program | null | undefined)[]
   // The caller's signal, for the batch: each program's compile listens to the batch's (one
   // listener for all of them, lib/abort.ts).
   const batch = new AbortController()
-  const forward = (): void => batch.abort(callerSignal?.reason)
+  const forward = (): void => batch.abort(callerSignal === undefined ? undefined : abortReason(callerSignal))
   let stopWatching: (() => void) | null = null
   if (callerSignal !== undefined) {
     if (isAborted(callerSignal)) forward()
