@@ -271,6 +271,12 @@ class AsyncChild {
     // an unmeasured child), and one whose launch failed is not killed.
     TakeStart(NowNs());
     if (done_ || stashed_) return false;
+    // kill(0), the probe, answers for the target as `pid` does: it waits for the helper's report
+    // (a target that never ran, a program not found, is no child that runs: false).
+    if (sig == 0 && starting_) {
+      TakeStart(startDeadlineNs_);
+      if (done_ || stashed_) return false;
+    }
     // A measured child whose target is not reported yet: its signals wait for it (the helper is
     // not theirs to get), and go in order the moment it is.
     if (starting_) {
@@ -284,6 +290,7 @@ class AsyncChild {
       return false;
     }
     SignalChild(ref_, sig);
+    if (sig == SIGKILL) sigkillSent_ = true;
     // kill()'s own escalation, on a timer of its own: the deadline keeps running beside it, and
     // whichever comes first acts (the result says timedOut only when the deadline did).
     if (sig != SIGKILL && sig != 0 && opts_.forceKillAfterMs > 0 && !killEscalating_) {
@@ -837,7 +844,27 @@ class AsyncChild {
       full_[stream] = false;
       paused_[stream] = true;
       uv_poll_stop(PollOf(stream));
+      WatchHangUp(stream);
     }
+  }
+
+  // After the reap, a paused stream that a grandchild still holds is watched for its hang-up
+  // alone (UV_DISCONNECT: epoll's EPOLLHUP, never its EPOLLIN): once the last writer has gone,
+  // what it holds is all there will be, and it is read to the end as AfterReap reads one that had
+  // already hung up. Unwatched, the rest waited for a reader, and the result was cut at waitDelay
+  // blaming a grandchild that had exited long before.
+  void WatchHangUp(int stream) {
+    if (!reaped_ || !paused_[stream] || drainAll_[stream] || FdOf(stream) < 0) return;
+    uv_poll_start(PollOf(stream), UV_DISCONNECT, stream == 1 ? OnStdoutHangUp : OnStderrHangUp);
+  }
+  static void OnStdoutHangUp(uv_poll_t *p, int, int) { static_cast<AsyncChild *>(p->data)->ReadToEnd(1); }
+  static void OnStderrHangUp(uv_poll_t *p, int, int) { static_cast<AsyncChild *>(p->data)->ReadToEnd(2); }
+  void ReadToEnd(int stream) {
+    if (done_ || FdOf(stream) < 0) return;
+    drainAll_[stream] = true;
+    paused_[stream] = false;
+    uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);
+    DrainStream(stream);
   }
 
  public:
@@ -897,7 +924,10 @@ class AsyncChild {
   static void OnKillEscalation(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
     if (self->TargetGone()) return;
-    if (!HasExited(self->ref_)) SignalChild(self->ref_, SIGKILL);
+    if (!HasExited(self->ref_)) {
+      SignalChild(self->ref_, SIGKILL);
+      self->sigkillSent_ = true;
+    }
   }
 
   // measure: the target is gone but its helper has not reported it (the target stopped it, and
@@ -927,14 +957,16 @@ class AsyncChild {
       self->Finish();
       return;
     }
-    SignalChild(self->ref_, self->lastSent_ = self->opts_.killSignal);
+    SignalChild(self->ref_, self->opts_.killSignal);
+    if (self->opts_.killSignal == SIGKILL) self->sigkillSent_ = true;
     self->Escalate();
   }
 
   static void OnForceKill(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
     if (self->TargetGone()) return;
-    SignalChild(self->ref_, self->lastSent_ = SIGKILL);
+    SignalChild(self->ref_, SIGKILL);
+    self->sigkillSent_ = true;
     if (self->outcome_.timedOut) self->Escalate();
   }
 
@@ -948,7 +980,7 @@ class AsyncChild {
       self->OnExit();
       return;
     }
-    if (self->lastSent_ == SIGKILL && (DiesWhenScheduled(self->ref_) || HasExited(self->ref_)) && StillDyingWithin(self->dyingUntilNs_)) {
+    if (self->sigkillSent_ && (DiesWhenScheduled(self->ref_) || HasExited(self->ref_)) && StillDyingWithin(self->dyingUntilNs_)) {
       // Only waiting for a CPU to die on (waiter.h, kDyingStepMs), or gone (and reaped, a measured
       // target by its helper) since it was looked for: taken at the next step.
       uv_update_time(self->loop_);
@@ -1039,7 +1071,10 @@ class AsyncChild {
       int fd = FdOf(stream);
       if (fd < 0) continue;
       struct pollfd p = {fd, POLLIN, 0};
-      if (poll(&p, 1, 0) != 1 || !(p.revents & POLLHUP)) continue;
+      if (poll(&p, 1, 0) != 1 || !(p.revents & POLLHUP)) {
+        WatchHangUp(stream);  // a grandchild holds it: read to the end once it lets go
+        continue;
+      }
       drainAll_[stream] = true;
       if (paused_[stream]) {
         paused_[stream] = false;
@@ -1156,7 +1191,7 @@ class AsyncChild {
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
   double dyingUntilNs_ = 0;   // past the grace, for a child that is dying (OnGraceOver, StillDyingWithin)
-  int lastSent_ = 0;          // the deadline's escalation's last signal (OnDeadline, OnForceKill)
+  bool sigkillSent_ = false;  // a SIGKILL has been sent: by the deadline, its escalation or kill() (OnGraceOver)
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;
   bool terminal_ = false;    // fds 0-2 are a terminal: stdoutR its master, stdinW the master's copy

@@ -85,9 +85,23 @@ bool HasExited(const ChildRef &child) {
 }
 
 bool DiesWhenScheduled(const ChildRef &child) {
-  if (child.pid <= 0) return false;
+  // The child as /proc numbers it, from its pidfd's fdinfo ("Pid:", in the PID namespace of the
+  // /proc mounted here): a pid of this process's namespace names another process, or none, in a
+  // /proc of another (unshare -p without a /proc of its own), and one with no fdinfo cannot say.
+  if (child.pidfd < 0) return false;
+  char info[64], text[512];
+  snprintf(info, sizeof info, "/proc/self/fdinfo/%d", child.pidfd);
+  int infoFd = open(info, O_RDONLY | O_CLOEXEC);
+  if (infoFd < 0) return false;
+  ssize_t len = read(infoFd, text, sizeof text - 1);
+  close(infoFd);
+  if (len <= 0) return false;
+  text[len] = '\0';
+  const char *field = strstr(text, "\nPid:");
+  long pid = field ? strtol(field + 5, nullptr, 10) : -1;
+  if (pid <= 0) return false;  // -1: exited (HasExited says so); 0: not in this /proc's namespace
   char dir[64];
-  snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(child.pid));
+  snprintf(dir, sizeof dir, "/proc/%ld/task", pid);
   DIR *tasks = opendir(dir);
   if (!tasks) return false;
   bool seen = false, stuck = false;

@@ -93,8 +93,12 @@ void WriteNumbers(double *n, const Launched &child, const WaitOutcome &outcome, 
   n[kSlot_stderrTruncated] = outcome.err.truncated ? 1 : 0;
   // The child's lifetime: from the launch to when its exit was seen (not to when its result was
   // built, which can be later by waitDelay); measured, the target's own, as its helper clocked it.
-  n[kSlot_durationMs] = outcome.targetWallNs > 0 ? outcome.targetWallNs / 1e6
-                                                 : ((outcome.exitNs > 0 ? outcome.exitNs : endNs) - startNs) / 1e6;
+  // A { path } target that could not be opened (refused, timed out, cancelled) left no child to
+  // have a lifetime: 0, not the time spent on the open (a FIFO's 300 ms wait for a reader).
+  bool neverLaunched = child.stage == Stage::Open && child.pid <= 0;
+  n[kSlot_durationMs] = neverLaunched ? 0
+                        : outcome.targetWallNs > 0 ? outcome.targetWallNs / 1e6
+                                                   : ((outcome.exitNs > 0 ? outcome.exitNs : endNs) - startNs) / 1e6;
   n[kSlot_waitDelayExpired] = outcome.waitDelayExpired ? 1 : 0;
   n[kSlot_rusageSource] = static_cast<double>(static_cast<int>(outcome.rusageSource));
   const struct rusage &ru = outcome.usage;

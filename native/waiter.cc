@@ -391,7 +391,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
   Escalation phase = Escalation::Running;
   int pendingSignal = timer ? opts.killSignal : 0;  // what the next expiry sends
   double dyingUntilNs = 0;                          // past the grace, for a child that is dying
-  int lastSent = 0;                                 // the escalation's last signal
+  bool sigkillSent = false;                         // the escalation has sent SIGKILL
   size_t inputOffset = 0;
   bool exited = false;
   // A terminal's master reads EIO once no slave fd is left open, but the master itself is still
@@ -452,9 +452,10 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
       }
       // An expiry: send what it was armed for, then arm the next step of the escalation.
       outcome.timedOut = true;
-      if (pendingSignal) SignalChild(ref, lastSent = pendingSignal);
+      if (pendingSignal) SignalChild(ref, pendingSignal);
+      if (pendingSignal == SIGKILL) sigkillSent = true;
       NextExpiry next = AfterExpiry(phase, opts);
-      if (next.wouldntDie && lastSent == SIGKILL && (DiesWhenScheduled(ref) || HasExited(ref)) && StillDyingWithin(dyingUntilNs)) {
+      if (next.wouldntDie && sigkillSent && (DiesWhenScheduled(ref) || HasExited(ref)) && StillDyingWithin(dyingUntilNs)) {
         pendingSignal = 0;
         timer->Arm(kDyingStepMs);
         continue;

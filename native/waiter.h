@@ -87,8 +87,8 @@ struct NextExpiry {
 };
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 
-// A child still there when its grace is over is one that "wouldn't die" unless the escalation's
-// last signal was SIGKILL and it is not stuck (launcher.h, DiesWhenScheduled): one only waiting
+// A child still there when its grace is over is one that "wouldn't die" unless it has been sent
+// SIGKILL (by the deadline, its escalation, or kill()) and it is not stuck (launcher.h, DiesWhenScheduled): one only waiting
 // for a CPU to die on (or gone since the exit was looked for: a measured target its helper reaped
 // as /proc was read) is waited for on, in steps of kDyingStepMs, for at most kDyingMaxMs more.
 // (A child left alive by a gentler killSignal, with no forceKillAfterDelay, did not die of what it

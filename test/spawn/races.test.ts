@@ -390,3 +390,74 @@ t.test("a terminal nobody reads, at the exit: the whole output", async t => {
     setDefaultHighWaterMark(false, before)
   }
 })
+
+// The same reader, and a grandchild that holds the stream past the child's exit, then lets go
+// inside waitDelay: the rest was left unread, and the result came at waitDelay, cut at the
+// reader's 16,384 bytes, blaming a grandchild that had gone long before. Now the hang-up is
+// watched for, and the rest read then: the whole output, at once.
+t.test("a grandchild that lets go of an unread stream inside waitDelay: the whole output, when it does", async t => {
+  const dir = tempDir(t)
+  const before = getDefaultHighWaterMark(false)
+  setDefaultHighWaterMark(false, 16384)
+  try {
+    for (const terminal of [false, true]) {
+      const gate = path.join(dir, `gate-${terminal}`)
+      t.equal(spawnChildSync({ file: 'mkfifo', args: [gate] }).exitCode, 0)
+      const child = startChild({
+        // HUP ignored before the grandchild is forked: the terminal's hang-up at the child's exit
+        // (a session leader's) must not end it before it could set a trap of its own.
+        file: 'sh', args: ['-c', `trap "" HUP; head -c 17000 /dev/zero | tr "\\0" x; (read x < "${gate}"; echo END) &`],
+        waitDelay: 30000, timeout: 60000, ...(terminal ? { terminal: true } : {}),
+      })
+      const pid = child.pid
+      t.ok(await eventually(() => processState(pid) === 'gone'), `${terminal ? 'terminal' : 'pipe'}: the child has exited and been reaped`)
+      fs.writeFileSync(gate, 'go\n')  // the grandchild writes END and exits
+      const r = await child.result
+      const text = r.stdout.toString()
+      t.same([text.replace(/[^x]/g, '').length, text.includes('END'), r.waitDelayExpired], [17000, true, false], `${terminal ? 'terminal' : 'pipe'}: every byte, the grandchild's too, and no wait cut`)
+    }
+  } finally {
+    setDefaultHighWaterMark(false, before)
+  }
+})
+
+// A child killed by kill('SIGKILL') (not by the deadline) inside its grace, and slow to die (2 GiB
+// to give back): the wait past the grace was only for a SIGKILL the deadline had sent, so it was
+// one that "wouldn't die" though it died 150 ms later. Its SIGTERM handler says when the deadline
+// came; the kill follows at once; the grace (100 ms) ends before its exit.
+t.test("a child SIGKILLed by kill() inside its grace and slow to die is reported killed", async t => {
+  const child = startChild({
+    file: 'python3',
+    args: ['-c', 'import os, signal\nb = bytearray(2048 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nsignal.signal(signal.SIGTERM, lambda *a: os.write(1, b"term\\n"))\nos.write(1, b"ready\\n")\nwhile True: signal.pause()'],
+    timeout: 3000, killSignal: 'SIGTERM', graceTimeout: 100,
+  })
+  child.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('term')) child.kill('SIGKILL') })
+  const r = await child.result
+  t.same([r.timedOut, r.signal, r.diagnostic], [true, 'SIGKILL', 'Child timed out'], "timed out and killed, not one that wouldn't die")
+})
+
+// kill(0) answers for a measured child's target as pid does: one whose program was not found
+// never ran, and kill(0) said true for it (48 of 50) before its helper's report was taken.
+t.test('kill(0) on a measured child whose program does not exist: false', async t => {
+  const answers: boolean[] = []
+  for (let i = 0; i < 10; i++) {
+    const child = startChild({ file: 'no-such-program-tileharness', measure: true })
+    answers.push(child.kill(0))
+    const r = await child.result
+    t.equal(r.spawnError?.code, 'ENOENT')
+  }
+  t.same(answers, Array(10).fill(false), 'never a running child')
+})
+
+// A { path } target that could not be opened leaves no child: durationMs 0, not the 300 ms the
+// open waited for a FIFO's reader until the deadline.
+t.test('durationMs of a child that never started for its { path } target is 0', async t => {
+  const dir = tempDir(t)
+  const fifo = path.join(dir, 'fifo')
+  t.equal(spawnChildSync({ file: 'mkfifo', args: [fifo] }).exitCode, 0)
+  for (const api of ['sync', 'async'] as const) {
+    const spec: ChildSpec = { file: 'true', stdout: { path: fifo }, timeout: 100 }
+    const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
+    t.same([r.spawnError?.stage, r.spawnError?.code, r.pid, r.durationMs], ['open', 'ETIMEDOUT', 0, 0], `${api}: the open timed out, no child, no lifetime`)
+  }
+})
