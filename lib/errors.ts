@@ -15,7 +15,7 @@
 // fieldError).
 
 import { fileURLToPath } from 'node:url'
-import { getSystemErrorMap } from 'node:util'
+import { getSystemErrorMap, types } from 'node:util'
 import { isAbortSignal } from './abort.js'
 
 export type ArgumentErrorCode =
@@ -44,6 +44,7 @@ export function argumentError<E extends TypeError | RangeError, C extends string
 export function describe(value: unknown): string {
   if (value === null) return 'null'
   if (value === undefined) return 'undefined'
+  if (isRevokedProxy(value)) return 'a revoked Proxy'
   if (Array.isArray(value)) return 'an array'
   switch (typeof value) {
     case 'string':
@@ -130,7 +131,33 @@ export function requireString(field: string, value: unknown): string {
 }
 
 export function requireObject(field: string, value: unknown): void {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidType(field, 'an object', value)
+  if (!isRecord(value)) throw invalidType(field, 'an object', value)
+}
+
+// A revoked Proxy throws V8's uncoded TypeError at nearly anything asked of it (Array.isArray
+// included: "Cannot perform 'IsArray' on a proxy that has been revoked"); util.types.isProxy does
+// not. Every check of a caller's object or array asks these, never Array.isArray itself, so a
+// revoked Proxy is refused naming its field.
+
+/** A Proxy that has been revoked: Array.isArray, which answers any other value, throws for one. */
+export function isRevokedProxy(value: unknown): boolean {
+  if (!types.isProxy(value)) return false
+  try {
+    Array.isArray(value)
+    return false
+  } catch {
+    return true
+  }
+}
+
+/** Array.isArray that cannot throw: a revoked Proxy is no array. */
+export function isArray(value: unknown): value is unknown[] {
+  return !isRevokedProxy(value) && Array.isArray(value)
+}
+
+/** An object whose fields can be read: not null, not an array, not a revoked Proxy. */
+export function isRecord(value: unknown): value is object {
+  return value !== null && typeof value === 'object' && !isRevokedProxy(value) && !Array.isArray(value)
 }
 
 /** argv and file names are C strings: a NUL byte would silently cut them short. */

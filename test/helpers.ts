@@ -49,6 +49,13 @@ export async function withPollutedPrototype<T>(fields: Record<string, unknown>, 
 }
 
 /** Writes an executable script into dir and returns its path. */
+/** A Proxy already revoked: V8 throws its uncoded TypeError at nearly anything asked of it. */
+export function revokedProxy(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {})
+  revoke()
+  return proxy
+}
+
 export function script(dir: string, name: string, body: string, mode = 0o755): string {
   const file = path.join(dir, name)
   fs.writeFileSync(file, body, { mode })

@@ -7,7 +7,7 @@ import { isMainThread } from 'node:worker_threads'
 // Nested option objects and arrays are read by own() and element() (../errors.ts): an inherited
 // `path`, `append`, `columns` or `soft`, or an element of Array.prototype, is never read.
 import { isAbortSignal } from '../abort.js'
-import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, outOfRange, own, requireNoNul, requirePath } from '../errors.js'
+import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, isArray, isRecord, outOfRange, own, requireNoNul, requirePath } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { REAL_TIME_OFFSETS, isKnownSignal, realTimeSignal, signalNumber } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
@@ -66,7 +66,7 @@ export function terminalSide(field: string, value: unknown): number {
 function terminalSize(value: unknown): [number, number] | null {
   if (value === undefined || value === false) return null
   if (value === true) return [DEFAULT_TERMINAL_SIZE.columns, DEFAULT_TERMINAL_SIZE.rows]
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || types.isProxy(value)) {
+  if (!isRecord(value) || types.isProxy(value)) {
     throw invalidType('terminal', 'true or { columns, rows }', value)
   }
   for (const key of Object.keys(value)) {
@@ -170,7 +170,7 @@ function stdinTarget(value: unknown): NativeStdio {
     case 'pipe': return { kind: StdioKind.pipe }
   }
   if (typeof value === 'number') return { kind: StdioKind.fd, fd: fdNumber('stdin', value) }
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+  if (isRecord(value)) {
     return pathTarget('stdin', value as Record<string, unknown>, false)
   }
   throw invalidValue('stdin', `must be 'ignore', 'closed', 'inherit', 'pipe', an fd or { path } (received ${describe(value)})`)
@@ -186,7 +186,7 @@ function outputTarget(field: 'stdout' | 'stderr', value: unknown): NativeStdio {
   }
   if (field === 'stderr' && value === 'stdout') return { kind: StdioKind.mergeStdout }
   if (typeof value === 'number') return { kind: StdioKind.fd, fd: fdNumber(field, value) }
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+  if (isRecord(value)) {
     return pathTarget(field, value as Record<string, unknown>, true)
   }
   const choices = field === 'stderr' ? "'pipe', 'ignore', 'inherit', 'closed', 'stdout'" : "'pipe', 'ignore', 'inherit', 'closed'"
@@ -203,7 +203,7 @@ export const MAX_EXTRA_FD = 1023
  */
 function extraFds(value: unknown): Array<[number, number]> {
   if (value === undefined) return []
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || types.isMap(value) || types.isSet(value) || types.isProxy(value)) {
+  if (!isRecord(value) || types.isMap(value) || types.isSet(value) || types.isProxy(value)) {
     throw invalidType('fds', 'an object of child fd to open fd (not an array or Map)', value)
   }
   const out: Array<[number, number]> = []
@@ -250,7 +250,7 @@ function environment(value: unknown): string[] | null {
   }
   // A Map (or Set) has no own enumerable entries: taken as an object it would silently be an
   // empty environment.
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || types.isMap(value) || types.isSet(value)) {
+  if (!isRecord(value) || types.isMap(value) || types.isSet(value)) {
     throw invalidType('env', 'an object of strings (not a Map)', value)
   }
   const out: string[] = []
@@ -274,7 +274,7 @@ function limitNumber(field: string, value: unknown): number {
 function resourceLimits(value: unknown): Array<[number, number, number]> {
   if (value === undefined) return []
   // A Map (or Set) has no own enumerable entries: taken as an object it would silently be no limits.
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || types.isMap(value) || types.isSet(value)) {
+  if (!isRecord(value) || types.isMap(value) || types.isSet(value)) {
     throw invalidType('rlimits', 'an object (not a Map)', value)
   }
   const out: Array<[number, number, number]> = []
@@ -285,7 +285,7 @@ function resourceLimits(value: unknown): Array<[number, number, number]> {
     }
     if (setting === undefined) continue
     let soft: number, hard: number
-    if (setting !== null && typeof setting === 'object') {
+    if (isRecord(setting)) {
       for (const key of Object.keys(setting)) {
         if (key !== 'soft' && key !== 'hard') throw invalidValue(`rlimits.${name}.${key}`, 'is not a known option (soft, hard)')
       }
@@ -316,7 +316,7 @@ function idNumber(field: string, value: unknown, max = MAX_ID): number {
 }
 
 function idList(field: string, value: unknown, max: number, most: number): number[] {
-  if (!Array.isArray(value)) throw invalidType(field, 'an array of numbers', value)
+  if (!isArray(value)) throw invalidType(field, 'an array of numbers', value)
   if (value.length > most) throw outOfRange(`${field}.length`, `at most ${most}`, value.length)
   // Every index, a hole as undefined (map would skip it; Array.from would read Array.prototype's).
   const ids: number[] = []
@@ -401,7 +401,7 @@ export function normalizeSignal(field: string, value: unknown, fallback: number)
 }
 
 export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'): NormalizedSpec {
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) throw invalidType('spec', 'an object', given)
+  if (!isRecord(given)) throw invalidType('spec', 'an object', given)
   // Every field is read once, here, into a plain object that the checks below and the launch
   // both read: a getter or Proxy answering differently on each read cannot slip a value past its
   // check. Only the spec's own fields count, as the key check sees them: a field inherited from a
@@ -418,7 +418,7 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   if (file === '') throw invalidValue('file', 'must not be empty')
 
   const args = spec.args ?? []
-  if (!Array.isArray(args)) throw invalidType('args', 'an array of strings', args)
+  if (!isArray(args)) throw invalidType('args', 'an array of strings', args)
   const argv0 = spec.argv0 === undefined ? file : cString('argv0', spec.argv0)
   const argv = [argv0]
   for (let i = 0; i < args.length; i++) argv.push(cString(`args[${i}]`, element(args, i)))

@@ -49,10 +49,18 @@ export function realTimeSignal(name: string): number | null | undefined {
   return match[1] === 'MIN+' ? RTMIN + n : RTMAX - n
 }
 
-/** A signal number as signalName and signalDescription take it: a non-negative integer. */
+/**
+ * The largest number a signal could ever have: INT_MAX, as kill(2) and strsignal(3) take a signal
+ * as a C int. No kernel has one near it (Linux stops at 64), so 99 is still 'SIG99', but 1e21 is
+ * no signal of any platform and read 'SIG1e+21'.
+ */
+const MAX_SIGNAL_NUMBER = 2 ** 31 - 1
+
+/** A signal number as signalName and signalDescription take it: an integer from 0 to INT_MAX. */
 function requireSignalNumber(value: unknown): number {
   if (typeof value !== 'number') throw invalidType('signal', 'a number', value)
   if (!Number.isInteger(value) || value < 0) throw outOfRange('signal', 'a non-negative integer', value)
+  if (value > MAX_SIGNAL_NUMBER) throw outOfRange('signal', `at most ${MAX_SIGNAL_NUMBER}`, value)
   return value
 }
 

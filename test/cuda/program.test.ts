@@ -23,7 +23,7 @@ import { DIAGNOSTIC, spawnChildSync } from '../../lib/spawn/index.js'
 import { native } from '../../lib/spawn/native.js'
 import { programState } from '../../lib/cuda/program/handle.js'
 import { fatbinPtxText, payloadText } from '../elf/host.js'
-import { eventually, processState } from '../helpers.js'
+import { eventually, processState, revokedProxy } from '../helpers.js'
 import { bigPtx, fakeProbedPtxas, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
 
 const TARGETS: GpuName[] = ['sm_90', 'sm_100', 'sm_103', 'sm_110', 'sm_120', 'sm_121']
@@ -216,6 +216,7 @@ t.test('compile: a/f targets need no allowAnyTarget, and the output names them w
 t.test('create: fields the contract does not check are programming errors (TypeError/RangeError)', async (t) => {
   const rows: Array<[string, unknown, string, string]> = [
     ['config not an object', 'sm_100', 'ERR_INVALID_ARG_TYPE', 'config'],
+    ['config a revoked Proxy', revokedProxy(), 'ERR_INVALID_ARG_TYPE', 'config'],
     ['deviceDebug not a boolean', { ...BASE, optLevel: 0, deviceDebug: 1 }, 'ERR_INVALID_ARG_TYPE', 'deviceDebug'],
     ['lineinfo not a boolean', { ...BASE, lineinfo: 'yes' }, 'ERR_INVALID_ARG_TYPE', 'lineinfo'],
     ['sanitize threadsteer', { ...BASE, sanitize: 'threadsteer' }, 'ERR_INVALID_ARG_VALUE', 'sanitize'],
@@ -237,6 +238,16 @@ t.test('create: fields the contract does not check are programming errors (TypeE
     t.throws(() => Program.create(config as ProgramConfig), { code, field }, name)
   }
   t.throws(() => new (Program as unknown as new () => Program)(), TypeError, 'only Program.create makes one')
+})
+
+t.test('compile and compileMany refuse a revoked Proxy naming its field (V8 threw its uncoded TypeError)', async (t) => {
+  const program = Program.create(BASE)
+  const message = /\(received a revoked Proxy\)$/
+  await t.rejects(compileMany(revokedProxy() as Program[]), { code: 'ERR_INVALID_ARG_TYPE', field: 'programs', message }, 'programs')
+  await t.rejects(compileMany([program], revokedProxy()), { code: 'ERR_INVALID_ARG_TYPE', field: 'options', message }, 'options')
+  await t.rejects(compileMany([program], { signal: revokedProxy() as AbortSignal }), { code: 'ERR_INVALID_ARG_TYPE', field: 'signal', message }, 'signal')
+  await t.rejects(program.compile(revokedProxy()), { code: 'ERR_INVALID_ARG_TYPE', field: 'options', message }, 'compile options')
+  program.release()
 })
 
 t.test('status 4: program is null, output pointer is null, program has not been compiled', async (t) => {

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cubinExtent, splitMergedOutput, interpretPtxasResult, decodeToolResult, ptxasChildSpec } from '../../lib/cuda/index.js'
 import { DIAGNOSTIC } from '../../lib/spawn/index.js'
-import { withPollutedPrototype } from '../helpers.js'
+import { revokedProxy, withPollutedPrototype } from '../helpers.js'
 import { fakeResult, scratchDir, syntheticCubin } from '../fixtures/cuda/helpers.js'
 
 const CUBIN = syntheticCubin(Buffer.from('\x7fELF inside the payload is not a second cubin'))
@@ -134,6 +134,8 @@ t.test("decodeToolResult: the spawned file and cwd, as paths or file: URLs of on
     ['cwd a Proxy around a file: URL', { file: 'th-ptxas', cwd: new Proxy(new URL('file:///'), {}) }, 'ERR_INVALID_ARG_TYPE', /^spawned\.cwd must be a string or a file: URL/],
     ['file an http: URL', { file: new URL('http://example.com/th-ptxas') }, 'ERR_INVALID_ARG_VALUE', /^spawned\.file must be a string or a file: URL \(received http: URL\)/],
     ['no file', { env: {} }, 'ERR_INVALID_ARG_TYPE', /^spawned\.file must be a string \(received undefined\)/],
+    ['spawned a revoked Proxy', revokedProxy() as Record<string, unknown>, 'ERR_INVALID_ARG_TYPE', /^spawned must be an object \(received a revoked Proxy\)/],
+    ['file a revoked Proxy', { file: revokedProxy() }, 'ERR_INVALID_ARG_TYPE', /^spawned\.file must be a string or a file: URL \(received a revoked Proxy\)/],
   ]
   for (const [name, spawned, code, message] of rows) {
     for (const result of [failed, fakeResult({ exitCode: 0 })]) {

@@ -54,12 +54,19 @@ t.test('the signal helpers refuse a wrong kind of argument, naming it', async t 
     ['signalDescription({})', () => signalDescription({} as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', /^signal must be a number \(received an object\)/],
     ["signalDescription('11')", () => signalDescription('11' as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', /^signal must be a number/],
     ['signalDescription(NaN)', () => signalDescription(NaN), 'RangeError', 'ERR_OUT_OF_RANGE', /^signal must be a non-negative integer/],
+    // Past INT_MAX (kill and strsignal take an int) no platform has a signal: 'SIG1e+21' named none.
+    ['signalName(1e21)', () => signalName(1e21), 'RangeError', 'ERR_OUT_OF_RANGE', /^signal must be at most 2147483647 \(received number 1e\+21\)/],
+    ['signalDescription(1e21)', () => signalDescription(1e21), 'RangeError', 'ERR_OUT_OF_RANGE', /^signal must be at most 2147483647/],
+    ['signalName(2 ** 31)', () => signalName(2 ** 31), 'RangeError', 'ERR_OUT_OF_RANGE', /^signal must be/],
+    ['signalDescription(Number.MAX_SAFE_INTEGER)', () => signalDescription(Number.MAX_SAFE_INTEGER), 'RangeError', 'ERR_OUT_OF_RANGE', /^signal must be/],
   ]
   for (const [name, call, type, code, message] of bad) t.throws(call, { name: type, code, message }, name)
   // Well typed but no signal: what each gives for a name or number the table does not have.
   t.equal(signalNumber('SIGNOPE'), undefined, 'an unknown name: undefined')
   t.equal(signalName(32), 'SIG32', 'a number with no name: SIG<n>')
   t.equal(signalDescription(99), 'Unknown signal 99', "a number with no signal: strsignal's text")
+  t.equal(signalName(2 ** 31 - 1), 'SIG2147483647', 'the largest int: still SIG<n>')
+  t.equal(signalDescription(2 ** 31 - 1), 'Unknown signal 2147483647', 'the largest int: still Unknown signal <n>')
 })
 
 t.test('real-time signals by their offset from either end', async t => {

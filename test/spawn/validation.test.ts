@@ -2,7 +2,7 @@
 // and a message naming the field.
 import t from 'tap'
 import { spawnChildSync, startChild, type ChildSpec } from '../../lib/index.js'
-import { APIS, eachPath } from '../helpers.js'
+import { APIS, eachPath, revokedProxy } from '../helpers.js'
 
 type Row = [string, unknown, 'TypeError' | 'RangeError', string, RegExp]
 
@@ -58,6 +58,25 @@ const rows: Row[] = [
   ['a forceKillAfterDelay past 2^31-1 ms', { file: 'true', forceKillAfterDelay: 2 ** 31 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^forceKillAfterDelay/],
   ['a negative waitDelay', { file: 'true', waitDelay: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^waitDelay/],
   ['NaN timeout', { file: 'true', timeout: NaN }, 'RangeError', 'ERR_OUT_OF_RANGE', /^timeout/],
+  // A revoked Proxy: Array.isArray (in the checks and in describe) threw V8's uncoded TypeError.
+  ['spec a revoked Proxy', revokedProxy(), 'TypeError', 'ERR_INVALID_ARG_TYPE', /^spec must be an object \(received a revoked Proxy\)/],
+  ['file a revoked Proxy', { file: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^file must be a string or a file: URL \(received a revoked Proxy\)/],
+  ['cwd a revoked Proxy', { file: 'true', cwd: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^cwd must be a string or a file: URL \(received a revoked Proxy\)/],
+  ['args a revoked Proxy', { file: 'true', args: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^args must be an array of strings \(received a revoked Proxy\)/],
+  ['an arg a revoked Proxy', { file: 'true', args: [revokedProxy()] }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^args\[0\] must be a string \(received a revoked Proxy\)/],
+  ['env a revoked Proxy', { file: 'true', env: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^env must be an object of strings \(not a Map\) \(received a revoked Proxy\)/],
+  ['an env value a revoked Proxy', { file: 'true', env: { A: revokedProxy() } }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^env\.A must be a string \(received a revoked Proxy\)/],
+  ['fds a revoked Proxy', { file: 'true', fds: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^fds must be an object/],
+  ['rlimits a revoked Proxy', { file: 'true', rlimits: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^rlimits must be an object/],
+  ['a resource limit a revoked Proxy', { file: 'true', rlimits: { nofile: revokedProxy() } }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^rlimits\.nofile must be a number or 'unlimited' \(received a revoked Proxy\)/],
+  ['terminal a revoked Proxy', { file: 'true', terminal: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^terminal must be true or \{ columns, rows \}/],
+  ['groups a revoked Proxy', { file: 'true', groups: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^groups must be an array of numbers/],
+  ['cpus a revoked Proxy', { file: 'true', cpus: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^cpus must be an array of numbers/],
+  ['killSignal a revoked Proxy', { file: 'true', killSignal: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^killSignal must be a signal name or number \(received a revoked Proxy\)/],
+  // stdin, stdout and stderr refuse every value they cannot take as ERR_INVALID_ARG_VALUE, listing what they take.
+  ['stdin a revoked Proxy', { file: 'true', stdin: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdin must be .* \(received a revoked Proxy\)/],
+  ['stdout a revoked Proxy', { file: 'true', stdout: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stdout must be .* \(received a revoked Proxy\)/],
+  ['stderr a revoked Proxy', { file: 'true', stderr: revokedProxy() }, 'TypeError', 'ERR_INVALID_ARG_VALUE', /^stderr must be .* \(received a revoked Proxy\)/],
   ['infinite timeout', { file: 'true', timeout: Infinity }, 'RangeError', 'ERR_OUT_OF_RANGE', /^timeout/],
   ['string timeout', { file: 'true', timeout: '5s' }, 'TypeError', 'ERR_INVALID_ARG_TYPE', /^timeout must be a number/],
   ['negative grace', { file: 'true', graceTimeout: -5 }, 'RangeError', 'ERR_OUT_OF_RANGE', /^graceTimeout/],
@@ -159,6 +178,7 @@ t.test("a spec's own fields only: options inherited from a polluted Object.proto
 
 t.test('spawnChildSync refuses an AbortSignal', async t => {
   t.throws(() => spawnChildSync({ file: 'true', signal: new AbortController().signal }), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: /^signal is for spawnChild/ })
+  t.throws(() => startChild({ file: 'true', signal: revokedProxy() as AbortSignal }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^signal must be an AbortSignal \(received a revoked Proxy\)/ }, 'startChild: signal a revoked Proxy')
 })
 
 t.test('valid edge values are accepted', t => eachPath(t, '', async (t, { run }) => {

@@ -8,7 +8,7 @@
 
 import { availableParallelism } from 'node:os'
 import { abortReason, isAborted, whenAborted } from '../../abort.js'
-import { invalidType, invalidValue, outOfRange, ownElements, ownFields, requireAbortSignal, requireObject } from '../../errors.js'
+import { invalidType, invalidValue, isArray, outOfRange, ownElements, ownFields, requireAbortSignal, requireObject } from '../../errors.js'
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
 import { Program, isProgram, programState } from './handle.js'
 import type { Assembled, ProgramOutput } from './pipeline.js'
@@ -34,7 +34,7 @@ export type CompileResult =
  * a program's failure; a null entry is "program is null".
  */
 export async function compileMany(given: readonly (Program | null | undefined)[], givenOptions: CompileManyOptions = {}): Promise<CompileResult[]> {
-  if (!Array.isArray(given)) throw invalidType('programs', 'an array of Program', given)
+  if (!isArray(given)) throw invalidType('programs', 'an array of Program', given)
   // Each entry read once, before anything is queued: a hole is undefined (never an element
   // inherited from a polluted prototype), and an array whose getter throws (or changes its
   // answer) fails here, with no program's compile waiting for a turn.
