@@ -411,7 +411,12 @@ int main(int argc, char **argv) {
   close_except(report_fd);
   r.kind = TH_REPORT_STARTED;
   r.pid = pid;
+  /* A target that failed before its program ran (its exec, or its setup) is already exiting: the
+   * harness is told so now, not only by the final report, so that it is never taken for a running
+   * child meanwhile (kill(0) said true for a program that was not found). */
+  r.err = failed ? (plan.err != 0 ? plan.err : EPROTO) : 0;
   send_report(&r);
+  r.err = 0;
   if (!failed) {
     target = pid;
     for (int sig = 1; sig <= 64; sig++) { /* the kernel's signals, 1 to 64 */

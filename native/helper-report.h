@@ -24,7 +24,7 @@
 enum th_report_kind {
   TH_REPORT_RAN = 1,         /* the target ran: status is its wait status, usage its rusage */
   TH_REPORT_EXEC_FAILED = 2, /* exec failed: err is the errno (after the target's own setup) */
-  TH_REPORT_STARTED = 3,     /* the target exists: pid */
+  TH_REPORT_STARTED = 3,     /* the target exists: pid; err is non-zero when its exec or setup failed (it is exiting) */
   TH_REPORT_FORK_FAILED = 4, /* the helper could not create the target: err */
   TH_REPORT_SETUP_FAILED = 5 /* the target's setup failed: err; stage a TH_STAGES number (setsid, rlimit, setpgid, ...), detail the resource */
 };

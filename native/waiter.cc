@@ -204,7 +204,9 @@ bool AdoptHelperStart(Launched &child, int rc, const th_helper_report *report, b
     int openErr = child.targetPidfd < 0 ? errno : 0;
     // ESRCH: the target has exited and the helper has reaped it already (a quick program, a
     // parent slow to get here); its RAN report follows.
-    child.targetGone = openErr == ESRCH;
+    // A target whose exec or setup failed (err) is exiting, and never ran: as gone (its
+    // EXEC_FAILED or SETUP_FAILED report follows), so no signal is sent to it and kill(0) is false.
+    child.targetGone = openErr == ESRCH || report->err != 0;
     if (openErr != 0 && openErr != ESRCH) {
       // No pidfd (ENOMEM, ENFILE; EMFILE only where another thread took the place held for it
       // between its close and this open): the target could be signalled only by its pid, which

@@ -421,23 +421,10 @@ t.test("a grandchild that lets go of an unread stream inside waitDelay: the whol
   }
 })
 
-// A child killed by kill('SIGKILL') (not by the deadline) inside its grace, and slow to die (2 GiB
-// to give back): the wait past the grace was only for a SIGKILL the deadline had sent, so it was
-// one that "wouldn't die" though it died 150 ms later. Its SIGTERM handler says when the deadline
-// came; the kill follows at once; the grace (100 ms) ends before its exit.
-t.test("a child SIGKILLed by kill() inside its grace and slow to die is reported killed", async t => {
-  const child = startChild({
-    file: 'python3',
-    args: ['-c', 'import os, signal\nb = bytearray(2048 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nsignal.signal(signal.SIGTERM, lambda *a: os.write(1, b"term\\n"))\nos.write(1, b"ready\\n")\nwhile True: signal.pause()'],
-    timeout: 3000, killSignal: 'SIGTERM', graceTimeout: 100,
-  })
-  child.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('term')) child.kill('SIGKILL') })
-  const r = await child.result
-  t.same([r.timedOut, r.signal, r.diagnostic], [true, 'SIGKILL', 'Child timed out'], "timed out and killed, not one that wouldn't die")
-})
-
 // kill(0) answers for a measured child's target as pid does: one whose program was not found
-// never ran, and kill(0) said true for it (48 of 50) before its helper's report was taken.
+// never ran, and kill(0) said true for it (48 of 50) before its helper's report was taken, and
+// (1 of 10, with both CPUs busy) after it, while the target that had failed its exec was still
+// exiting: the helper's STARTED report now says it failed.
 t.test('kill(0) on a measured child whose program does not exist: false', async t => {
   const answers: boolean[] = []
   for (let i = 0; i < 10; i++) {
@@ -453,9 +440,11 @@ t.test('kill(0) on a measured child whose program does not exist: false', async 
 // open waited for a FIFO's reader until the deadline.
 t.test('durationMs of a child that never started for its { path } target is 0', async t => {
   const dir = tempDir(t)
-  const fifo = path.join(dir, 'fifo')
-  t.equal(spawnChildSync({ file: 'mkfifo', args: [fifo] }).exitCode, 0)
   for (const api of ['sync', 'async'] as const) {
+    // A FIFO each: the release of a timed-out open (its other end, held open from another thread
+    // until that open has returned) would let the next open of the same FIFO through.
+    const fifo = path.join(dir, `fifo-${api}`)
+    t.equal(spawnChildSync({ file: 'mkfifo', args: [fifo] }).exitCode, 0)
     const spec: ChildSpec = { file: 'true', stdout: { path: fifo }, timeout: 100 }
     const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
     t.same([r.spawnError?.stage, r.spawnError?.code, r.pid, r.durationMs], ['open', 'ETIMEDOUT', 0, 0], `${api}: the open timed out, no child, no lifetime`)
