@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <atomic>
 #include <cstdlib>
 
@@ -275,13 +276,19 @@ bool MakePipe(int &readEnd, int &writeEnd) {
 // that no dup2 in the child overwrites it before its use and none is its own target (a dup2 onto
 // itself would keep close-on-exec): at `above` or higher, past them all, when the fd limit leaves
 // room there; else (a target at the limit's top, 1023 under the common 1024) the lowest free
-// number that is not one of them.
+// number that is not one of them. With every number below the limit a child fd or taken, there is
+// no room for the copy: EMFILE (F_DUPFD's own EINVAL, for a start at the limit, said "Couldn't
+// redirect fd 3: Invalid argument" for 1,021 child fds under a limit of 1,024).
 int CopyOutside(int fd, int above, const std::vector<int> &keep) {
   int copy = fcntl(fd, F_DUPFD_CLOEXEC, above);
   if (copy >= 0 || (errno != EINVAL && errno != EMFILE)) return copy;
   for (int lowest = 3;;) {
     copy = fcntl(fd, F_DUPFD_CLOEXEC, lowest);
-    if (copy < 0 || !std::binary_search(keep.begin(), keep.end(), copy)) return copy;
+    if (copy < 0) {
+      if (errno == EINVAL) errno = EMFILE;
+      return copy;
+    }
+    if (!std::binary_search(keep.begin(), keep.end(), copy)) return copy;
     close(copy);
     lowest = copy + 1;
   }
@@ -606,16 +613,26 @@ bool PreparePipesAndFds(const LaunchSpec &spec, Launched &out, ChildFds &fds, Fd
   // stage dup2, before any child exists (inside posix_spawn it would come back as exec's EBADF).
   // A target the child cannot have (at or above the fd limit, which it has from here) fails here,
   // on either path, with dup2's errno for it: EBADF (glibc's file actions would refuse it too).
+  // One copy per caller's fd, however many child fds it is given to: a copy each took as many of
+  // this process's fds as there were targets, and 900 child fds from one fd failed with EMFILE
+  // under a limit of 1,024 that every one of them was below. The guard closes each copy once.
   size_t n = spec.extraFds.size();
   fds.extraSrc.assign(n, -1);  // sized once: the guard keeps pointers into it
   int limit = n > 0 ? getdtablesize() : 0;
+  std::unordered_map<int, size_t> copied;  // the caller's fd -> the entry holding its copy
   for (size_t i = 0; i < n; i++) {
     const ExtraFd &e = spec.extraFds[i];
     if (e.target >= limit) return Fail(out, Stage::Dup2, EBADF, e.target);
+    fds.extraTargets.push_back(e.target);
+    auto same = copied.find(e.fd);
+    if (same != copied.end()) {
+      fds.extraSrc[i] = fds.extraSrc[same->second];
+      continue;
+    }
     fds.extraSrc[i] = CopyOutside(e.fd, fds.above, fds.keep);
     if (fds.extraSrc[i] < 0) return Fail(out, Stage::Dup2, errno, e.target);
     guard.fds.push_back(&fds.extraSrc[i]);
-    fds.extraTargets.push_back(e.target);
+    copied.emplace(e.fd, i);
   }
   if (spec.measure) {
     int p[2];

@@ -220,4 +220,34 @@ t.test('fd 1023 under a limit of 1024, a target above the limit, an fd above the
   }
 })
 
+// One fd given to many child fds takes one copy in this process, not one per child fd: 100 child
+// fds from one fd under a limit of 128 failed with EMFILE (each had its own copy), though every
+// one of them was below the limit. With every number below the limit a child fd, there is no room
+// for even one copy: EMFILE, where F_DUPFD's EINVAL had said "Invalid argument".
+t.test('one fd given to 100 child fds under a limit of 128; to every fd from 3 to 127', async t => {
+  const file = path.join(tempDir(t), 'many')
+  fs.writeFileSync(file, '')
+  const code = `
+    ${childPaths()}
+    const fs = require('node:fs')
+    ;(async () => {
+      const rows = []
+      for (const count of [100, 125]) for (const path of PATHS) {
+        const fd = fs.openSync(${JSON.stringify(file)}, 'r')
+        const fds = {}
+        for (let target = 3; target < 3 + count; target++) fds[target] = fd
+        const r = await runPath(path, { file: 'sh', args: ['-c', 'readlink /proc/$$/fd/3; readlink /proc/$$/fd/102'], fds })
+        fs.closeSync(fd)
+        rows.push({ count, label: path.label, spawnError: r.spawnError && [r.spawnError.stage, r.spawnError.code], stdout: r.stdout.toString() })
+      }
+      console.log(JSON.stringify(rows))
+    })()`
+  const r = spawnChildSync({ file: 'bash', args: ['-c', 'ulimit -n 128 && exec "$0" -e "$1"', process.execPath, code], env: nodeChildEnv(), timeout: 60000 })
+  t.equal(r.exitCode, 0, r.stderr.toString())
+  for (const row of JSON.parse(r.stdout.toString()) as Array<{ count: number; label: string; spawnError: unknown; stdout: string }>) {
+    if (row.count === 100) t.same([row.spawnError, row.stdout], [null, `${file}\n${file}\n`], `${row.label}: 100 child fds from one`)
+    else t.same(row.spawnError, ['dup2', 'EMFILE'], `${row.label}: every fd from 3 to 127: no room for the copy, EMFILE`)
+  }
+})
+
 t.test("this process's fds are as they were", t => parentFds.check(t))
