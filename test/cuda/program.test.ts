@@ -116,6 +116,8 @@ t.test("create: every check, with the contract's message, in the contract's orde
     ['bytes not UTF-8', { ...BASE, input: Buffer.concat([Buffer.from('.version 8.8\n'), Buffer.from([0xff, 0xfe])]) }, 'NOT_PTX', 'it is not UTF-8 text'],
     ['a NUL byte', { ...BASE, input: `${MINIMAL_PTX}\0` }, 'NOT_PTX', `it contains a NUL byte at offset ${MINIMAL_PTX.length}`],
     ['a number', { ...BASE, input: 42 }, 'NOT_PTX', /got number/],
+    // instanceof on it threw V8's uncoded "Cannot perform 'getPrototypeOf' on a proxy that has been revoked".
+    ['a revoked Proxy', { ...BASE, input: revokedProxy() }, 'NOT_PTX', /got a revoked Proxy/],
     ['a module object that cannot be printed', { ...BASE, input: { target: 'sm_100', functions: 'none' } }, 'NOT_PTX', /PTX module object cannot be printed/],
     ['gpu sm_90', { ...BASE, gpuName: 'sm_90' }, 'UNSUPPORTED_GPU_TARGET', /"sm_90" is not one of sm_100, sm_103, sm_110, sm_120, sm_121/],
     ['gpu sm_100b', { ...BASE, gpuName: 'sm_100b' }, 'UNSUPPORTED_GPU_TARGET'],

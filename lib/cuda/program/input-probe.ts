@@ -3,6 +3,7 @@
 // bytecode it was handed instead (docs/toolchain-contract.md, "The Program handle" and "File
 // formats").
 
+import { isRevokedProxy } from '../../errors.js'
 import { printModule } from '../../ptx/print.js'
 import type { PtxModule } from '../../ptx/types.js'
 import { ProgramError } from './errors.js'
@@ -19,6 +20,8 @@ export const MLIR_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x4d, 0x4c, 0xef, 
  */
 export function probePtxText(input: unknown): string {
   let text: string
+  // Before anything asks it a question: `instanceof` on a revoked Proxy throws V8's uncoded error.
+  if (isRevokedProxy(input)) throw notPtx('input must be PTX text, bytes or a PTX module object (got a revoked Proxy)')
   if (typeof input === 'string') {
     if (startsWith(input, TILE_IR_MAGIC)) throw notPtx('it starts with the Tile IR bytecode magic', 'tile-ir')
     if (startsWith(input, MLIR_MAGIC)) throw notPtx('it starts with the MLIR bytecode magic', 'mlir')
