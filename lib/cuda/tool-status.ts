@@ -13,7 +13,7 @@
 // No retries and no partial output follow from any of these; that is the callers' job to keep.
 
 import { DIAGNOSTIC } from '../spawn/index.js'
-import { own, requireObject, requirePath, requireString } from '../errors.js'
+import { invalidType, isRecord, own, requireObject, requirePath, requireString } from '../errors.js'
 import type { ChildResult } from '../spawn/types.js'
 import { spawnFailureMessage, spawnedCwd, type SpawnedEnv } from '../spawn-failure.js'
 
@@ -45,6 +45,7 @@ export function decodeToolResult(tool: string, result: ChildResult, spawned: { f
   // path or a file: URL of one: checked before the result is read, whatever the result says.
   const file = requirePath('spawned.file', own(spawned, 'file'))
   const cwd = spawnedCwd(spawned, 'spawned.cwd')
+  resultShape(result)
   if (result.aborted) return { status: 'aborted', message: result.diagnostic || DIAGNOSTIC.aborted }
   if (result.timedOut) return { status: 'timed-out', message: result.diagnostic || DIAGNOSTIC.timedOut }
   const spawnError = result.spawnError
@@ -70,4 +71,31 @@ export function decodeToolResult(tool: string, result: ChildResult, spawned: { f
     default:
       return { status: 'failed', message: result.diagnostic || `${tool} exited with status ${result.exitCode}` }
   }
+}
+
+/**
+ * The fields of a ChildResult this reads, each by its own kind: one made by hand ({}, or with a
+ * spawnError of the wrong shape) was read as far as it went, and failed with V8's uncoded
+ * TypeError (decodeToolResult('ptxas', {}) read spawnError undefined as a failed start).
+ */
+function resultShape(result: ChildResult): void {
+  const kinds: Array<[keyof ChildResult, string, (v: unknown) => boolean]> = [
+    ['aborted', 'a boolean', (v) => typeof v === 'boolean'],
+    ['timedOut', 'a boolean', (v) => typeof v === 'boolean'],
+    ['coreDumped', 'a boolean', (v) => typeof v === 'boolean'],
+    ['diagnostic', 'a string', (v) => typeof v === 'string'],
+    ['signal', 'a string or null', (v) => v === null || typeof v === 'string'],
+    ['exitCode', 'a number or null', (v) => v === null || typeof v === 'number'],
+    ['spawnError', 'an object or null', (v) => v === null || isRecord(v)],
+  ]
+  for (const [field, expected, ok] of kinds) {
+    const value = own(result, field)
+    if (!ok(value)) throw invalidType(`result.${field}`, expected, value)
+  }
+  const spawnError = result.spawnError
+  if (spawnError === null) return
+  for (const field of ['stage', 'code', 'message'] as const) {
+    if (typeof own(spawnError, field) !== 'string') throw invalidType(`result.spawnError.${field}`, 'a string', own(spawnError, field))
+  }
+  if (typeof own(spawnError, 'errno') !== 'number') throw invalidType('result.spawnError.errno', 'a number', own(spawnError, 'errno'))
 }

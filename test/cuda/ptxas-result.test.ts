@@ -144,6 +144,23 @@ t.test("decodeToolResult: the spawned file and cwd, as paths or file: URLs of on
   }
 })
 
+t.test('decodeToolResult: a result not shaped as a ChildResult is refused naming the field', async (t) => {
+  // Read as far as it went: {} took spawnError undefined for a failed start and failed with V8's
+  // "Cannot read properties of undefined (reading 'stage')", uncoded.
+  const rows: Array<[string, unknown, RegExp]> = [
+    ['an empty object', {}, /^result\.aborted must be a boolean \(received undefined\)/],
+    ['exitCode a string', fakeResult({ exitCode: '0' as never }), /^result\.exitCode must be a number or null/],
+    ['signal a number', fakeResult({ signal: 9 as never }), /^result\.signal must be a string or null/],
+    ['spawnError a string', fakeResult({ spawnError: 'ENOENT' as never }), /^result\.spawnError must be an object or null/],
+    ['spawnError without a stage', fakeResult({ spawnError: { code: 'ENOENT', errno: 2, message: 'x' } as never }), /^result\.spawnError\.stage must be a string/],
+    ['spawnError with a string errno', fakeResult({ spawnError: { stage: 'exec', code: 'ENOENT', errno: '2', message: 'x' } as never }), /^result\.spawnError\.errno must be a number/],
+    ['an inherited aborted', Object.assign(Object.create({ aborted: false }), { ...fakeResult(), aborted: undefined }), /^result\.aborted must be a boolean/],
+  ]
+  for (const [name, result, message] of rows) {
+    t.throws(() => decodeToolResult('th-ptxas', result as never), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message }, name)
+  }
+})
+
 t.test('interpretPtxasResult: cubin only on a clean exit 0, stderr always verbatim', async (t) => {
   const stderr = Buffer.from('  ptxas fatal   : Unresolved extern function \'f\'\r\n\n')
   const rows: Array<[string, Parameters<typeof fakeResult>[0], boolean, string, Buffer | null, string]> = [
