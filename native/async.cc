@@ -980,7 +980,7 @@ class AsyncChild {
       self->OnExit();
       return;
     }
-    if (self->sigkillSent_ && (DiesWhenScheduled(self->ref_) || HasExited(self->ref_)) && StillDyingWithin(self->dyingUntilNs_)) {
+    if (self->sigkillSent_ && WaitOnDying(self->dying_, self->ref_)) {
       // Only waiting for a CPU to die on (waiter.h, kDyingStepMs), or gone (and reaped, a measured
       // target by its helper) since it was looked for: taken at the next step.
       uv_update_time(self->loop_);
@@ -1190,7 +1190,7 @@ class AsyncChild {
   std::vector<int> held_;  // copies of the caller's fds, until the launch (HoldCallerFds)
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
-  double dyingUntilNs_ = 0;   // past the grace, for a child that is dying (OnGraceOver, StillDyingWithin)
+  DyingWait dying_;           // past the grace, for a child that is dying (OnGraceOver, waiter.h)
   bool sigkillSent_ = false;  // a SIGKILL has been sent: by the deadline, its escalation or kill() (OnGraceOver)
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;

@@ -292,10 +292,15 @@ void ApplyHelperReport(Launched &child, WaitOutcome &outcome) {
   outcome.haveStatus = true;
 }
 
-bool StillDyingWithin(double &untilNs) {
+bool WaitOnDying(DyingWait &wait, const ChildRef &child) {
   double now = NowNs();
-  if (untilNs == 0) untilNs = now + kDyingMaxMs * 1e6;
-  return now < untilNs;
+  if (wait.untilNs == 0) wait.untilNs = now + kDyingMaxMs * 1e6;
+  if (now >= wait.untilNs) return false;
+  if (HasExited(child) || DiesWhenScheduled(child)) {
+    wait.stuckSteps = 0;
+    return true;
+  }
+  return ++wait.stuckSteps < kStuckSteps;
 }
 
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts) {
@@ -392,7 +397,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
 
   Escalation phase = Escalation::Running;
   int pendingSignal = timer ? opts.killSignal : 0;  // what the next expiry sends
-  double dyingUntilNs = 0;                          // past the grace, for a child that is dying
+  DyingWait dying;                                  // past the grace, for a child that is dying
   bool sigkillSent = false;                         // the escalation has sent SIGKILL
   size_t inputOffset = 0;
   bool exited = false;
@@ -457,7 +462,7 @@ void WaitSync(Launched &child, const WaitOptions &opts, AlarmTimer *timer, WaitO
       if (pendingSignal) SignalChild(ref, pendingSignal);
       if (pendingSignal == SIGKILL) sigkillSent = true;
       NextExpiry next = AfterExpiry(phase, opts);
-      if (next.wouldntDie && sigkillSent && (DiesWhenScheduled(ref) || HasExited(ref)) && StillDyingWithin(dyingUntilNs)) {
+      if (next.wouldntDie && sigkillSent && WaitOnDying(dying, ref)) {
         pendingSignal = 0;
         timer->Arm(kDyingStepMs);
         continue;

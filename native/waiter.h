@@ -88,7 +88,8 @@ struct NextExpiry {
 NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 
 // A child still there when its grace is over is one that "wouldn't die" unless it has been sent
-// SIGKILL (by the deadline, its escalation, or kill()) and it is not stuck (launcher.h, DiesWhenScheduled): one only waiting
+// SIGKILL (by the deadline, its escalation, or kill()) and it is not stuck (launcher.h,
+// DiesWhenScheduled; kStuckSteps below): one only waiting
 // for a CPU to die on (or gone since the exit was looked for: a measured target its helper reaped
 // as /proc was read) is waited for on, in steps of kDyingStepMs, for at most kDyingMaxMs more.
 // (A child left alive by a gentler killSignal, with no forceKillAfterDelay, did not die of what it
@@ -97,9 +98,22 @@ NextExpiry AfterExpiry(Escalation &phase, const WaitOptions &opts);
 // ones that wouldn't die.
 constexpr double kDyingStepMs = 1;
 constexpr double kDyingMaxMs = 1000;
-// Whether the wait for a dying child may go on: `untilNs` is 0 until the grace first ends, and is
-// then set to kDyingMaxMs from that moment (a bound in time, whatever each step's timer rounds to).
-bool StillDyingWithin(double &untilNs);
+// A child seen in an uninterruptible sleep this many steps in a row is stuck. /proc shows a
+// killable sleep ('D' too: an exec reading its program, a page fault) as it shows a stuck one,
+// and a SIGKILL ends a killable one at once: one look at a measured target still in its exec
+// called it one that wouldn't die (1 in 10 runs of 10, with both CPUs busy).
+constexpr int kStuckSteps = 20;
+
+// The wait past the grace for a child that has been sent SIGKILL. `untilNs` is 0 until the grace
+// first ends, then kDyingMaxMs from that moment (a bound in time, whatever each step's timer
+// rounds to).
+struct DyingWait {
+  double untilNs = 0;
+  int stuckSteps = 0;
+};
+// Whether to wait another step: the child has exited since it was looked for (taken at the next
+// step), or it is dying, within the bound.
+bool WaitOnDying(DyingWait &wait, const ChildRef &child);
 
 // measure: waits for the helper's STARTED report (the helper's exec, its fork and the target's
 // exec: most of a millisecond, bounded by kHelperStartMs) and opens a pidfd for the target, which every signal goes
