@@ -861,10 +861,16 @@ class AsyncChild {
   static void OnStderrHangUp(uv_poll_t *p, int, int) { static_cast<AsyncChild *>(p->data)->ReadToEnd(2); }
   void ReadToEnd(int stream) {
     if (done_ || FdOf(stream) < 0) return;
+    NoWriterLeft(stream);
+    DrainStream(stream);
+  }
+  // No writer is left on the stream: read to EOF from now on, reader or not (EmitChunk's budget
+  // then leaves what it does not take to the poll).
+  void NoWriterLeft(int stream) {
     drainAll_[stream] = true;
+    if (!paused_[stream]) return;
     paused_[stream] = false;
     uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);
-    DrainStream(stream);
   }
 
  public:
@@ -1075,11 +1081,7 @@ class AsyncChild {
         WatchHangUp(stream);  // a grandchild holds it: read to the end once it lets go
         continue;
       }
-      drainAll_[stream] = true;
-      if (paused_[stream]) {
-        paused_[stream] = false;
-        uv_poll_start(PollOf(stream), UV_READABLE, stream == 1 ? OnStdout : OnStderr);  // for what the budget leaves
-      }
+      NoWriterLeft(stream);
     }
     if (masterHungUp_) {
       // Watched again: a process of the session may have reopened the terminal since the EIO.

@@ -78,17 +78,18 @@ export function decodeToolResult(tool: string, result: ChildResult, spawned: { f
  * spawnError of the wrong shape) was read as far as it went, and failed with V8's uncoded
  * TypeError (decodeToolResult('ptxas', {}) read spawnError undefined as a failed start).
  */
+const RESULT_FIELDS: ReadonlyArray<[keyof ChildResult, string, (v: unknown) => boolean]> = [
+  ['aborted', 'a boolean', (v) => typeof v === 'boolean'],
+  ['timedOut', 'a boolean', (v) => typeof v === 'boolean'],
+  ['coreDumped', 'a boolean', (v) => typeof v === 'boolean'],
+  ['diagnostic', 'a string', (v) => typeof v === 'string'],
+  ['signal', 'a string or null', (v) => v === null || typeof v === 'string'],
+  ['exitCode', 'a number or null', (v) => v === null || typeof v === 'number'],
+  ['spawnError', 'an object or null', (v) => v === null || isRecord(v)],
+]
+
 function resultShape(result: ChildResult): void {
-  const kinds: Array<[keyof ChildResult, string, (v: unknown) => boolean]> = [
-    ['aborted', 'a boolean', (v) => typeof v === 'boolean'],
-    ['timedOut', 'a boolean', (v) => typeof v === 'boolean'],
-    ['coreDumped', 'a boolean', (v) => typeof v === 'boolean'],
-    ['diagnostic', 'a string', (v) => typeof v === 'string'],
-    ['signal', 'a string or null', (v) => v === null || typeof v === 'string'],
-    ['exitCode', 'a number or null', (v) => v === null || typeof v === 'number'],
-    ['spawnError', 'an object or null', (v) => v === null || isRecord(v)],
-  ]
-  for (const [field, expected, ok] of kinds) {
+  for (const [field, expected, ok] of RESULT_FIELDS) {
     const value = own(result, field)
     if (!ok(value)) throw invalidType(`result.${field}`, expected, value)
   }
