@@ -85,6 +85,18 @@ bool HasExited(const ChildRef &child) {
   return rc > 0;
 }
 
+// A small text file of /proc (a stat line, an fdinfo), NUL-terminated in `text`: false when it
+// cannot be read.
+static bool ReadProcText(const char *path, char *text, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, text, size - 1);
+  close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  return true;
+}
+
 bool DiesWhenScheduled(const ChildRef &child) {
   // The child as /proc numbers it, from its pidfd's fdinfo ("Pid:", in the PID namespace of the
   // /proc mounted here): a pid of this process's namespace names another process, or none, in a
@@ -92,12 +104,7 @@ bool DiesWhenScheduled(const ChildRef &child) {
   if (child.pidfd < 0) return false;
   char info[64], text[512];
   snprintf(info, sizeof info, "/proc/self/fdinfo/%d", child.pidfd);
-  int infoFd = open(info, O_RDONLY | O_CLOEXEC);
-  if (infoFd < 0) return false;
-  ssize_t len = read(infoFd, text, sizeof text - 1);
-  close(infoFd);
-  if (len <= 0) return false;
-  text[len] = '\0';
+  if (!ReadProcText(info, text, sizeof text)) return false;
   const char *field = strstr(text, "\nPid:");
   long pid = field ? strtol(field + 5, nullptr, 10) : -1;
   if (pid <= 0) return false;  // -1: exited (HasExited says so); 0: not in this /proc's namespace
@@ -110,12 +117,7 @@ bool DiesWhenScheduled(const ChildRef &child) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     char path[sizeof dir + 1 + sizeof e->d_name + 5], stat[512];
     snprintf(path, sizeof path, "%s/%s/stat", dir, e->d_name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;  // a thread that has just gone
-    ssize_t n = read(fd, stat, sizeof stat - 1);
-    close(fd);
-    if (n <= 0) continue;
-    stat[n] = '\0';
+    if (!ReadProcText(path, stat, sizeof stat)) continue;  // a thread that has just gone
     // "tid (comm) S ...": the state follows the last ')' (comm may hold any bytes, ')' too).
     const char *end = strrchr(stat, ')');
     if (!end || end[1] != ' ') continue;
@@ -183,12 +185,7 @@ pid_t PidfdParent(int pidfd, pid_t pid) {
   // anything, ')' included: the last ')' ends it).
   char path[64], text[512];
   snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  text[n] = '\0';
+  if (!ReadProcText(path, text, sizeof text)) return -1;
   const char *end = strrchr(text, ')');
   char state;
   int ppid;
