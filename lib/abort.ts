@@ -2,6 +2,7 @@
 // AbortSignal's own getter, and listened to once per signal however many children or compiles
 // one signal cancels. (everyStep, at the end, is how the abort's callbacks run, and a child's end
 // in lib/spawn/async.ts.)
+import { addAbortListener } from 'node:events'
 import { types } from 'node:util'
 
 // The real thing, not whatever the object has under those names: a look-alike
@@ -11,6 +12,32 @@ const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'ab
 const reasonGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'reason')!.get!
 const addListener = EventTarget.prototype.addEventListener
 const removeListener = EventTarget.prototype.removeEventListener
+
+// The listener option under which no earlier listener's stopImmediatePropagation() keeps ours
+// from running. A signal is shared (a daemon's shutdown signal), and a listener of someone else's
+// that stops the event there would leave every child on it running and every compile waiting.
+// Node's events.addAbortListener listens that way, under an option keyed by a symbol of its own
+// that it does not export; it is learned here by asking addAbortListener to listen on an object
+// that keeps the options it is given. We add the listener ourselves, with AbortSignal's own
+// method: addAbortListener would call whatever the signal object has as addEventListener.
+// Should a Node ever pass no such option, listeners are added as before, with no option.
+const resistStopPropagation: Record<symbol, unknown> = (() => {
+  const options: Record<symbol, unknown> = {}
+  const probe = {
+    aborted: false,
+    addEventListener(_type: string, _listener: unknown, given: unknown): void {
+      if (given === null || typeof given !== 'object') return
+      for (const key of Object.getOwnPropertySymbols(given)) options[key] = (given as Record<symbol, unknown>)[key]
+    },
+    removeEventListener(): void {},
+  }
+  try {
+    addAbortListener(probe as unknown as AbortSignal, () => {})
+  } catch {
+    // A Node whose addAbortListener checks the brand: nothing learned.
+  }
+  return options
+})()
 
 /** Whether `value` is an AbortSignal by its brand (AbortSignal's own getter accepts it). */
 export function isAbortSignal(value: unknown): value is AbortSignal {
@@ -52,7 +79,8 @@ const watches = new WeakMap<AbortSignal, Watch>()
  * addEventListener and a removeEventListener. The listener goes once nothing waits on the
  * signal: Node keeps an AbortSignal.timeout() that has an abort listener alive until it fires.
  * An 'abort' event dispatched by hand on a signal that is not aborted is not an abort: nothing
- * is called, and the listener stays.
+ * is called, and the listener stays. Another listener's stopImmediatePropagation() does not keep
+ * this one from running (resistStopPropagation, above).
  *
  * The callbacks run in the order they were registered; each runs whatever the one before it
  * threw, and the first throw is then the listener's (an uncaught exception, as EventTarget
@@ -71,7 +99,7 @@ export function whenAborted(signal: AbortSignal, callback: () => void): () => vo
       everyStep(waiting)
     }
     watch = { callbacks, listener }
-    addListener.call(signal, 'abort', listener)
+    addListener.call(signal, 'abort', listener, resistStopPropagation)
     watches.set(signal, watch)
   }
   // A registration of its own: the same callback registered twice is called twice, and stopping

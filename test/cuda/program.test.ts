@@ -896,6 +896,26 @@ t.test('twelve compiles on one signal: one listener, no leak warning, every ptxa
   t.equal(getEventListeners(controller.signal, 'abort').length, 0, 'nothing left on the signal')
 })
 
+t.test('an earlier listener that stops the abort event: compile and compileMany are still aborted', async (t) => {
+  // A listener of someone else's on a shared signal, registered first, that calls
+  // stopImmediatePropagation(): ours did not run, so ptxas ran on and the compile waited for it.
+  const dir = scratchDir(t)
+  const sleeper = fakeTool(dir, 'ptxas', 'echo $$ >> "$TH_PIDS"; exec sleep 100')
+  const pids = join(dir, 'pids')
+  const env = { ...process.env, TH_PIDS: pids }
+  const controller = new AbortController()
+  controller.signal.addEventListener('abort', (event) => { event.stopImmediatePropagation() })
+  const one = rejection(Program.create({ ...BASE, name: 'one', ptxas: sleeper, env }).compile({ signal: controller.signal }))
+  const batch = compileMany([Program.create({ ...BASE, name: 'a', ptxas: sleeper, env }), Program.create({ ...BASE, name: 'b', ptxas: sleeper, env })], { concurrency: 2, signal: controller.signal })
+  t.ok(await eventually(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 3), 'three ptxas run')
+  controller.abort()
+  t.same([(await one).status, (await one).toolStatus], [5, 'aborted'], "the compile was aborted")
+  t.same((await batch).map((r) => [r.status, r.error?.toolStatus]), [[5, 'aborted'], [5, 'aborted']], 'the batch was aborted')
+  for (const pid of readFileSync(pids, 'utf8').trim().split('\n').map(Number)) {
+    t.ok(await eventually(() => processState(pid) !== 'alive'), `ptxas ${pid} was killed`)
+  }
+})
+
 t.test("compileMany's signal with a throwing `reason` of its own: the abort cancels the batch, nothing is thrown from nowhere", async (t) => {
   // The batch forwarded the abort with callerSignal.reason, read through the object: the getter's
   // throw, inside the abort's listener, was an uncaught exception that ended the process.

@@ -42,6 +42,27 @@ for (const api of ['spawnChild', 'startChild'] as const) {
   })
 }
 
+for (const api of ['spawnChild', 'startChild'] as const) {
+  t.test(`${api}: an earlier listener that stops the abort event does not keep the children alive`, async (t) => {
+    // A shared signal (a daemon's shutdown signal) has listeners of others. One registered first
+    // that calls stopImmediatePropagation() kept ours from running: the children ran on.
+    const controller = new AbortController()
+    let stopped = 0
+    controller.signal.addEventListener('abort', (event) => { stopped++; event.stopImmediatePropagation() })
+    const started = Array.from({ length: 3 }, () => {
+      const spec = { ...quiet, file: 'sleep', args: ['100'], signal: controller.signal }
+      return api === 'spawnChild' ? spawnChild(spec) : startChild(spec).result
+    })
+    let later = 0
+    controller.signal.addEventListener('abort', () => { later++ })
+    controller.abort()
+    const results = await Promise.all(started)
+    t.equal(stopped, 1, 'the stopping listener ran')
+    t.equal(later, 0, "a later plain listener is still stopped: only ours resists")
+    t.same(results.map((r) => [r.aborted, r.signal]), Array(3).fill([true, 'SIGKILL']), 'each child was killed by the abort')
+  })
+}
+
 t.test('the listener goes when the last child on the signal is done', async (t) => {
   // Node keeps an AbortSignal.timeout() that has an abort listener alive until it fires: a listener
   // left behind would hold every such signal (and what it holds) for its whole timeout.
