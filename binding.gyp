@@ -14,6 +14,7 @@
         "native/js-call.cc",
         "native/environ.cc",
         "native/path-open.cc",
+        "native/interrupt.cc",
         "native/launcher.cc",
         "native/alarm.cc",
         "native/waiter.cc",

@@ -1,6 +1,7 @@
 #include "path-open.h"
 
 #include "clock.h"
+#include "interrupt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <mutex>
 #include <system_error>
 #include <string>
@@ -22,15 +26,18 @@ namespace th {
 
 struct PathOpener::State {
   std::mutex mutex;
+  std::condition_variable openReturned;  // notified when `opening` goes back to -1
   std::string paths[3];
   int flags[3] = {0, 0, 0};
   bool wanted[3] = {false, false, false};
   int fds[3] = {-1, -1, -1};
   int opening = -1;  // the stream whose open is in progress
+  // The opening thread, while it runs (Run's own): what Release interrupts.
+  const InterruptibleThread *opener = nullptr;
   int err = 0, failed = -1;
   bool done = false, cancelled = false;
-  // Cancel()'s hold on the other end of a FIFO whose open is pending (Release): kept until that
-  // open has returned, then closed by Run.
+  // Where the open cannot be interrupted, Cancel()'s hold on the other end of a FIFO whose open is
+  // pending (ReleaseByOtherEnd): kept until that open has returned, then closed by Run.
   int peer = -1;
   // Written by the thread when it is done. Closed by whichever side is last to need it, under the
   // mutex: the owner once the thread is done, else the thread when it finishes a cancelled run.
@@ -39,6 +46,11 @@ struct PathOpener::State {
   int event = -1;
 
   void Run() {
+    InterruptibleThread self;  // every other signal stays blocked, as Start left them
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      opener = &self;
+    }
     for (int target = 0; target < 3; target++) {
       if (!wanted[target]) continue;
       {
@@ -46,13 +58,17 @@ struct PathOpener::State {
         if (cancelled) break;
         opening = target;
       }
-      int fd;
-      do {
+      int fd, e;
+      for (;;) {
         fd = open(paths[target].c_str(), flags[target] | O_CLOEXEC, 0666);
-      } while (fd < 0 && errno == EINTR);
-      int e = errno;
+        e = errno;
+        if (fd >= 0 || e != EINTR) break;
+        std::lock_guard<std::mutex> lock(mutex);
+        if (cancelled) break;  // interrupted by Release: given up on
+      }
       std::lock_guard<std::mutex> lock(mutex);
       opening = -1;
+      openReturned.notify_all();
       CloseFd(peer);
       if (fd < 0) {
         err = e;
@@ -63,6 +79,7 @@ struct PathOpener::State {
       if (cancelled) break;
     }
     std::lock_guard<std::mutex> lock(mutex);
+    opener = nullptr;
     done = true;
     if (cancelled) {
       for (int &fd : fds) CloseFd(fd);
@@ -74,13 +91,44 @@ struct PathOpener::State {
     (void)ignored;
   }
 
-  // A FIFO's open waits for its other end. Given up on (Cancel), it is released by being that
-  // other end: opened read-write, which on Linux never waits and counts as both ends, and held
-  // until the pending open has returned (Run closes it then). Held, not opened and closed at
-  // once: an open that has not quite begun when Cancel comes would else wait on, for good. Runs
-  // on a thread of its own: stat and open on a hung mount block too, and Cancel is called from
-  // the event loop.
-  void Release(int target) {
+  // Ends a pending open that has been given up on by interrupting it (native/interrupt.h): the
+  // open fails with EINTR, and nothing else changes. Completing it instead, by opening the FIFO's
+  // other end, would complete every other process's open waiting on that FIFO as well: a writer
+  // of someone else's let through to a reader that is gone, and killed by SIGPIPE.
+  //
+  // A signal can come just before the open begins and interrupt nothing; one is sent again once
+  // the last has been taken, until the open returns. A signal not yet taken is one the thread is
+  // in no state to take (an open on a hung mount, which nothing interrupts): it is left pending,
+  // and no more are sent. With `wait`, keeps at it until the open returns (on a thread of its
+  // own, Cancel's); without, sends one and returns. Where no signal can be sent (the handler is
+  // not ours: see interrupt.h), falls back to ReleaseByOtherEnd.
+  void Release(int target, bool wait) {
+    constexpr unsigned kUncountedSends = 8;  // to a thread that could not register
+    std::unique_lock<std::mutex> lock(mutex);
+    unsigned sent = 0;
+    auto pause = std::chrono::milliseconds(1);
+    while (opening == target && opener != nullptr) {
+      const InterruptibleThread &thread = *opener;  // alive: its open has not returned
+      bool send = thread.registered() ? thread.Taken() == sent : sent < kUncountedSends;
+      if (send) {
+        if (!thread.Interrupt()) {
+          lock.unlock();
+          ReleaseByOtherEnd(target);
+          return;
+        }
+        sent++;
+      }
+      if (!wait) return;
+      openReturned.wait_for(lock, pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(100));
+    }
+  }
+
+  // A FIFO's open waits for its other end: released by being that other end, opened read-write,
+  // which on Linux never waits and counts as both ends, and held until the pending open has
+  // returned (Run closes it then). Held, not opened and closed at once: an open that has not
+  // quite begun would else wait on, for good. Only where the open cannot be interrupted.
+  void ReleaseByOtherEnd(int target) {
     const std::string &path = paths[target];
     struct stat st;
     if (stat(path.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
@@ -126,9 +174,15 @@ std::unique_ptr<PathOpener> PathOpener::Start(const LaunchSpec &spec, Launched &
     state->paths[target] = io.path;
     state->flags[target] = target == 0 ? O_RDONLY : O_WRONLY | O_CREAT | (io.append ? O_APPEND : O_TRUNC);
   }
+  // The thread takes none of the process's signals (it unblocks only the one that interrupts
+  // its open: InterruptibleThread).
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   try {
     std::thread([state] { state->Run(); }).detach();
   } catch (const std::system_error &e) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     // No thread to open them on (EAGAIN: RLIMIT_NPROC, a cgroup's pids.max, the thread table):
     // the limit a fork meets, so said as a fork's failure; no open was tried.
     CloseFd(state->event);
@@ -136,6 +190,7 @@ std::unique_ptr<PathOpener> PathOpener::Start(const LaunchSpec &spec, Launched &
     out.err = e.code().value();
     return nullptr;
   }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return std::unique_ptr<PathOpener>(new PathOpener(std::move(state)));
 }
 
@@ -182,11 +237,12 @@ void PathOpener::Cancel() {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // the thread takes none of the process's signals
   try {
-    std::thread([state, target] { state->Release(target); }).detach();
+    std::thread([state, target] { state->Release(target, true); }).detach();
   } catch (const std::system_error &) {
-    // No thread to be had (the process or thread limit): released from here, which blocks only
-    // where the path's filesystem does.
-    state->Release(target);
+    // No thread to be had (the process or thread limit): one signal, sent from here (and, where
+    // none can be sent, the other end opened from here, which blocks only where the path's
+    // filesystem does).
+    state->Release(target, false);
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }

@@ -5,8 +5,10 @@
 // the event loop (async), that would block past the deadline, or freeze every timer and
 // AbortSignal of the process. So the opens run on a short-lived thread of their own, which
 // signals an eventfd when it is done; the caller waits for that fd together with its deadline.
-// When the caller gives up (deadline, abort, teardown), Cancel() releases a pending FIFO open,
-// from a thread of its own, by holding the FIFO's other end until that open returns; whatever the
+// When the caller gives up (deadline, abort, teardown), Cancel() interrupts a pending open with a
+// signal (native/interrupt.h), from a thread of its own, so that it fails with EINTR and nothing
+// else changes: other processes waiting on the same FIFO wait on. Only where no signal can be
+// sent is it released by holding the FIFO's other end until that open returns. Whatever the
 // opening thread opens afterwards it closes itself. The caller's thread never waits on a path.
 #pragma once
 
