@@ -289,8 +289,7 @@ class AsyncChild {
       ResumeHelper(child_);  // measured: a helper its gone target stopped still owes its report
       return false;
     }
-    SignalChild(ref_, sig);
-    if (sig == SIGKILL) sigkillSent_ = true;
+    Signal(sig);
     // kill()'s own escalation, on a timer of its own: the deadline keeps running beside it, and
     // whichever comes first acts (the result says timedOut only when the deadline did).
     if (sig != SIGKILL && sig != 0 && opts_.forceKillAfterMs > 0 && !killEscalating_) {
@@ -930,10 +929,14 @@ class AsyncChild {
   static void OnKillEscalation(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
     if (self->TargetGone()) return;
-    if (!HasExited(self->ref_)) {
-      SignalChild(self->ref_, SIGKILL);
-      self->sigkillSent_ = true;
-    }
+    if (!HasExited(self->ref_)) self->Signal(SIGKILL);
+  }
+
+  // Sends `sig` to the child, and records a SIGKILL (OnGraceOver waits on a SIGKILLed child that
+  // is dying, whoever sent it: the deadline, an escalation or kill()).
+  void Signal(int sig) {
+    SignalChild(ref_, sig);
+    if (sig == SIGKILL) sigkillSent_ = true;
   }
 
   // measure: the target is gone but its helper has not reported it (the target stopped it, and
@@ -963,16 +966,14 @@ class AsyncChild {
       self->Finish();
       return;
     }
-    SignalChild(self->ref_, self->opts_.killSignal);
-    if (self->opts_.killSignal == SIGKILL) self->sigkillSent_ = true;
+    self->Signal(self->opts_.killSignal);
     self->Escalate();
   }
 
   static void OnForceKill(uv_timer_t *t) {
     AsyncChild *self = static_cast<AsyncChild *>(t->data);
     if (self->TargetGone()) return;
-    SignalChild(self->ref_, SIGKILL);
-    self->sigkillSent_ = true;
+    self->Signal(SIGKILL);
     if (self->outcome_.timedOut) self->Escalate();
   }
 
@@ -1193,7 +1194,7 @@ class AsyncChild {
   Escalation phase_ = Escalation::Running;
   double start_ = 0;
   DyingWait dying_;           // past the grace, for a child that is dying (OnGraceOver, waiter.h)
-  bool sigkillSent_ = false;  // a SIGKILL has been sent: by the deadline, its escalation or kill() (OnGraceOver)
+  bool sigkillSent_ = false;  // a SIGKILL has been sent (Signal)
   uint64_t exitKey_ = 0;  // the exit clock's key for the pidfd (0: none)
   size_t inputOffset_ = 0;
   bool terminal_ = false;    // fds 0-2 are a terminal: stdoutR its master, stdinW the master's copy
