@@ -13,8 +13,8 @@ import { ptxasOptionTokens } from '../cuda/ptxas-options.js'
 import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernelName } from '../ptx/index.js'
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
-import { readAtMost } from './input.js'
-import { OutputRefused, errnoText, inputIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
+import { readAtMost, readStdinAtMost } from './input.js'
+import { OutputInterrupted, OutputRefused, errnoText, inputIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
 import { CONFIGURATION, COMPILE_FAILED } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
 
@@ -30,7 +30,9 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
     'a socket, a block device)'],
   [3, 'INPUT is not PTX text (Tile IR and MLIR bytecode are named as such)'],
   [5, 'the compile failed: ptxas, fatbinary (several targets, --ptx) or the SASS dump command failed, ' +
-    'could not be started, timed out or was killed (^C, TERM); a --dump-sass command that is empty or ' +
+    'could not be started, timed out or was killed (^C, TERM); ^C, TERM or HUP while the object was ' +
+    'being written (a file replaced whole is then left as it was, and no temp file is left beside it); ' +
+    'a --dump-sass command that is empty or ' +
     'cannot be split into words (checked when the dump is to run, after ptxas, as tileiras checks it); ' +
     'PTX without a kernel compiled without -c; ' +
     'a temp file it needed could not be made; --host-arch arm64ec (the ' +
@@ -214,8 +216,7 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
   if (args.input !== null) {
     const fromStdin = args.input === '-'
     try {
-      // fd 0 itself: process.stdin would make a stream of it, which may set it non-blocking.
-      const read = readAtMost(fromStdin ? 0 : args.input, MAX_INPUT_BYTES)
+      const read = fromStdin ? await readStdinAtMost(MAX_INPUT_BYTES) : readAtMost(args.input, MAX_INPUT_BYTES)
       if (read === null) return refused(CONFIGURATION, `cannot read ${fromStdin ? 'standard input' : `'${args.input}'`}: it is over ${MAX_INPUT_BYTES / 2 ** 30} GiB, more than any PTX module`, args.json)
       input = read
     } catch (error) {
@@ -296,27 +297,39 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
     throw error
   }
 
-  // A terminal's ^C or a supervisor's TERM kills ptxas (through the harness) and leaves no output.
+  // A terminal's ^C or a supervisor's TERM kills ptxas (through the harness) and leaves no output,
+  // from here to the end: the output's write included, where the output is then not replaced.
+  // (Not during Program.create's probe of ptxas, a synchronous run that JavaScript could not
+  // interrupt: there the signal's default ends the command, and the probe's child with it.)
   const controller = new AbortController()
-  const abort = (): void => { controller.abort() }
+  const abort = (sig: NodeJS.Signals): void => { controller.abort(sig) }
   const forwarded: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
   for (const sig of forwarded) process.on(sig, abort)
+  try {
+    return await compileAndWrite(program, output, toStdout, args, controller.signal)
+  } finally {
+    for (const sig of forwarded) process.off(sig, abort)
+  }
+}
+
+/** The rest of compileCommand, while ^C, TERM and HUP abort `interrupted` (and not the process). */
+async function compileAndWrite(program: Program, output: string, toStdout: boolean, args: CompileArgs, interrupted: AbortSignal): Promise<number> {
   let result: ProgramOutput
   try {
-    result = await program.compile({ signal: controller.signal })
+    result = await program.compile({ signal: interrupted })
   } catch (error) {
     if (error instanceof ProgramError) return failed(error, args.json)
     throw error
   } finally {
-    for (const sig of forwarded) process.off(sig, abort)
     program.release()
   }
 
   try {
-    await writeOutput(output, result.object)
+    await writeOutput(output, result.object, interrupted)
   } catch (error) {
     // The compile produced nothing usable: as far as the caller can tell, it failed.
-    return refused(COMPILE_FAILED, `cannot write '${output}': ${error instanceof OutputRefused ? error.message : errnoText(error)}`, args.json)
+    const why = error instanceof OutputRefused || error instanceof OutputInterrupted ? error.message : errnoText(error)
+    return refused(COMPILE_FAILED, `cannot write '${output}': ${why}`, args.json)
   }
   // With the object on standard output, the summary goes to standard error.
   const summary = args.json ? summaryJson(output, args, result) : summaryText(toStdout ? 'standard output' : output, args, result)

@@ -141,8 +141,16 @@ function descriptorIdentity(fd: number): string | null {
   }
 }
 
-/** Writes `data` to `file` by the rules above, deciding again from what is there now. */
-export async function writeOutput(file: string, data: string | Uint8Array): Promise<void> {
+/** The command was interrupted (SIGINT, SIGTERM, SIGHUP) while it wrote a replacing file: the
+ * file was left as it was, and no temp file is left beside it. */
+export class OutputInterrupted extends Error {}
+
+/**
+ * Writes `data` to `file` by the rules above, deciding again from what is there now. A file
+ * replaced whole is not replaced once `interrupted` has been aborted (checked at the last moment,
+ * before the rename): the command was told to stop, and the old file is kept.
+ */
+export async function writeOutput(file: string, data: string | Uint8Array, interrupted?: AbortSignal): Promise<void> {
   const target = resolveOutput(file)
   switch (target.kind) {
     case 'stream': return writeStream(target.fd === 1 ? process.stdout : process.stderr, data)
@@ -164,7 +172,7 @@ export async function writeOutput(file: string, data: string | Uint8Array): Prom
       // The addon, for the extended attributes, only now: main.ts imports this module, and the
       // top level answers --help and --version without a loadable addon.
       const { native } = await import('../spawn/native.js')
-      return replaceAtomically(target.path, data, target.mode, target.owner, native.copyExtendedAttributes)
+      return replaceAtomically(target.path, data, target.mode, target.owner, native.copyExtendedAttributes, interrupted)
     }
   }
 }
@@ -349,10 +357,10 @@ function descriptorFlags(fd: number): number | null {
 /** The longest file name (one path component) Linux file systems take, in bytes. */
 const NAME_MAX = 255
 
-function replaceAtomically(
+async function replaceAtomically(
   file: string, data: string | Uint8Array, mode: number | null, owner: { uid: number; gid: number } | null,
-  copyExtendedAttributes: (from: string, toFd: number) => string[],
-): void {
+  copyExtendedAttributes: (from: string, toFd: number) => string[], interrupted: AbortSignal | undefined,
+): Promise<void> {
   // Named after the file when that fits: a name near NAME_MAX is a legal output, its temp file's
   // name must be one too.
   const suffix = `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
@@ -371,6 +379,12 @@ function replaceAtomically(
     } finally {
       fs.closeSync(fd)
     }
+    if (interrupted !== undefined) {
+      // A signal that came while the file was written (synchronously: no listener of ours could
+      // run) reaches its listener now, and then the file is not replaced.
+      await signalsDelivered()
+      if (interrupted.aborted) throw new OutputInterrupted(`interrupted by ${String(interrupted.reason)}, so it was left as it was`)
+    }
     fs.renameSync(temp, file)
   } catch (error) {
     // What failed is the error, never the cleanup: where the temp file cannot be removed either
@@ -381,6 +395,15 @@ function replaceAtomically(
     } catch {}
     throw error
   }
+}
+
+/**
+ * Two turns of the event loop, after which a signal that came while this process ran synchronous
+ * code has reached its JavaScript listeners: libuv's handler only notes it (on a pipe of its own),
+ * which the loop reads in its poll phase, and the second setImmediate runs after a poll phase.
+ */
+async function signalsDelivered(): Promise<void> {
+  for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve))
 }
 
 /**

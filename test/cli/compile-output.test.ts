@@ -10,7 +10,7 @@ import { spawnChildSync, startChild } from '../../lib/index.js'
 import { ET_REL } from '../../lib/elf/index.js'
 import { CLI_MAIN as MAIN, eventually, processState, script, tempDir } from '../helpers.js'
 import { skipWithoutPtxas, PTXAS } from '../fixtures/cuda/helpers.js'
-import { nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
+import { buildFixtureLibrary, nodeChildEnv, stageForNobody } from '../reliability/helpers.js'
 import { ENV_WITHOUT_ROOTS, cli, lines, files } from './compile-helpers.js'
 
 t.test('an existing output file is replaced only by a successful compile', skipWithoutPtxas, async (t) => {
@@ -23,6 +23,31 @@ t.test('an existing output file is replaced only by a successful compile', skipW
   t.equal(fs.readFileSync(target).readUInt16LE(16), ET_REL, 'a successful one replaces it')
   t.same(files(dir), ['vadd.sm_100.o'], 'no temp file')
 })
+
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  t.test(`${sig} while the object is written: the output not replaced, no temp file left, status 5`, skipWithoutPtxas, async (t) => {
+    // The compile's listeners were gone by the write: the signal's default ended the command
+    // between writing the temp file and renaming it, and the temp file stayed beside the output.
+    // A preloaded shim (test/fixtures/hold-fsync.c) holds the temp file's fsync until the signal
+    // has been sent.
+    const dir = tempDir(t)
+    const held = path.join(tempDir(t), 'held')
+    const go = `${held}.go`
+    const shim = buildFixtureLibrary(tempDir(t), 'hold-fsync', ['-ldl'])
+    fs.writeFileSync(path.join(dir, 'vadd.sm_100.o'), 'previous build')
+    const env = { ...nodeChildEnv(), HOLD_FSYNC_HELD: held, HOLD_FSYNC_GO: go }
+    env.LD_PRELOAD = env.LD_PRELOAD ? `${env.LD_PRELOAD}:${shim}` : shim
+    const child = startChild({ file: process.execPath, args: [MAIN, 'compile'], cwd: dir, env, timeout: 60000 })
+    t.ok(await eventually(() => fs.existsSync(held)), 'the object is being written')
+    child.kill(sig)
+    fs.writeFileSync(go, '')
+    const r = await child.result
+    t.same([r.exitCode, r.signal], [5, null], `status 5 (${r.stderr})`)
+    t.equal(r.stderr.toString(), lines(`cannot write 'vadd.sm_100.o': interrupted by ${sig}, so it was left as it was`))
+    t.equal(fs.readFileSync(path.join(dir, 'vadd.sm_100.o'), 'utf8'), 'previous build', 'the old output kept')
+    t.same(files(dir), ['vadd.sm_100.o'], 'no temp file')
+  })
+}
 
 t.test('-o: a file replaced atomically, a symlink followed, a device or FIFO written in place, - is stdout', skipWithoutPtxas, async (t) => {
   const dir = tempDir(t)
