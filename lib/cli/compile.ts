@@ -70,7 +70,8 @@ input. ptxas's messages name INPUT as given ('<stdin>' for -).
   --dump-sass [CMD]    run CMD (default '${DEFAULT_DUMP_SASS_COMMAND}') on the cubin, put its output in .nvdisasm;
                        a following argument is CMD unless it starts with '-' or ends in .ptx
   --sanitize memcheck  ptxas --sanitize memcheck
-  --timeout D          time limit for the whole compile (500ms, 5s, 2m)
+  --timeout D          time limit for the whole compile (500ms, 5s, 2m); with an a/f target or
+                       --ptxas-options, ptxas is first asked about itself once, within its own D
   -o, --output FILE    the object to write (default <example>.<gpu>.o, or <INPUT basename>.o;
                        --output-file FILE, tileiras's spelling, is the same option):
                        a regular file is replaced atomically, a symlink's target likewise; a
