@@ -1,7 +1,12 @@
 #include "interrupt.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,16 +16,13 @@ namespace th {
 
 namespace {
 
-// The value the harness's signals carry (si_value), with SI_QUEUE and this process's pid.
-constexpr int kValue = 0x74685f69;
-
 // The registered threads, by kernel thread id: the handler finds the thread it runs on here (no
 // thread_local: a dlopen'ed library's TLS may be allocated on first use, and not in a handler).
 struct Slot {
   std::atomic<pid_t> tid{0};
   std::atomic<unsigned> taken{0};
 };
-constexpr int kSlots = 128;
+constexpr int kSlots = 1024;
 Slot slots[kSlots];
 
 // What was installed before ours, kept for the signals that are not the harness's. Written before
@@ -30,48 +32,70 @@ std::mutex installMutex;
 enum class Install { NotYet, Done, Failed };
 Install installState = Install::NotYet;
 
-bool Ours(const siginfo_t *info) {
-  return info != nullptr && info->si_code == SI_QUEUE && info->si_pid == getpid() && info->si_value.sival_int == kValue;
+// Sent by a thread of this process with tgkill: the kernel lets no other process send SI_TKILL
+// with our pid (rt_sigqueueinfo and rt_tgsigqueueinfo refuse it), where SI_QUEUE's pid is the
+// sender's to write.
+bool FromThisProcess(const siginfo_t *info) {
+  return info != nullptr && info->si_code == SI_TKILL && info->si_pid == getpid();
 }
 
-// A signal that is not the harness's, handled as it would have been without us.
+bool PreviousIsAHandler() {
+  return (previous.sa_flags & SA_SIGINFO) != 0 || (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
+}
+
+// A signal that is not the harness's, handled as it would have been without us: by the handler
+// before ours, with its mask and its one-shot flag, or by the disposition before it.
 void Forward(int sig, siginfo_t *info, void *context) {
-  if (previous.sa_flags & SA_SIGINFO) {
-    if (previous.sa_sigaction != nullptr) previous.sa_sigaction(sig, info, context);
+  if (PreviousIsAHandler()) {
+    struct sigaction handler = previous;
+    if (handler.sa_flags & SA_RESETHAND) {
+      // Once only, then the default, as the kernel would have reset it.
+      memset(&previous, 0, sizeof previous);
+      previous.sa_handler = SIG_DFL;
+      sigemptyset(&previous.sa_mask);
+    }
+    sigset_t old;
+    pthread_sigmask(SIG_BLOCK, &handler.sa_mask, &old);
+    if (handler.sa_flags & SA_SIGINFO) {
+      handler.sa_sigaction(sig, info, context);
+    } else {
+      handler.sa_handler(sig);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return;
   }
   if (previous.sa_handler == SIG_IGN) return;
-  if (previous.sa_handler == SIG_DFL) {
-    // A real-time signal's default ends the process. The signal is blocked while this handler
-    // runs, so sent again now it is delivered as the handler returns, to the default.
-    struct sigaction fallback;
-    memset(&fallback, 0, sizeof fallback);
-    fallback.sa_handler = SIG_DFL;
-    sigemptyset(&fallback.sa_mask);
-    sigaction(sig, &fallback, nullptr);
-    raise(sig);
-    return;
-  }
-  previous.sa_handler(sig);
+  // The default: a real-time signal's ends the process. The signal is blocked while this handler
+  // runs, so sent again now it is delivered as the handler returns, to the default.
+  struct sigaction fallback;
+  memset(&fallback, 0, sizeof fallback);
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  sigaction(sig, &fallback, nullptr);
+  raise(sig);
 }
 
-// Async-signal-safe: atomics, getpid, gettid, and for other signals whatever the handler before
-// ours does.
+// Async-signal-safe: atomics, getpid, gettid, sigaction, pthread_sigmask, raise, and for other
+// signals whatever the handler before ours does.
 void OnSignal(int sig, siginfo_t *info, void *context) {
   int savedErrno = errno;
-  if (Ours(info)) {
-    // Counted for the thread it was sent to, if that one is still registered; a late one (the
-    // call had returned and the thread let go of its slot) interrupts nothing and is dropped.
+  bool counted = false;
+  if (FromThisProcess(info)) {
+    // Counted for the thread it was sent to, if that one is registered.
     pid_t self = gettid();
     for (Slot &slot : slots) {
       if (slot.tid.load(std::memory_order_acquire) == self) {
         slot.taken.fetch_add(1, std::memory_order_release);
+        counted = true;
         break;
       }
     }
-  } else {
-    Forward(sig, info, context);
   }
+  // Any other goes on. But not one of this process's own (tgkill) to a thread of no use to us
+  // where there is no handler to take it: a late one of ours (the open had returned, and its
+  // thread let go of its slot) would else end the process, as another thread's signal to
+  // itself, which no one would send to end the process, would.
+  if (!counted && (!FromThisProcess(info) || PreviousIsAHandler())) Forward(sig, info, context);
   errno = savedErrno;
 }
 
@@ -112,8 +136,8 @@ bool Ready() {
 
 int InterruptSignal() { return SIGRTMAX - 1; }
 
-InterruptibleThread::InterruptibleThread() : thread_(pthread_self()) {
-  pid_t self = gettid();
+InterruptibleThread::InterruptibleThread() : tid_(gettid()) {
+  pid_t self = tid_;
   for (int i = 0; i < kSlots; i++) {
     pid_t free = 0;
     if (slots[i].tid.compare_exchange_strong(free, self, std::memory_order_acq_rel)) {
@@ -130,6 +154,12 @@ InterruptibleThread::InterruptibleThread() : thread_(pthread_self()) {
 }
 
 InterruptibleThread::~InterruptibleThread() {
+  // A signal sent to this thread before its call had returned may still be pending (sent as the
+  // call returned, and the thread has not been back from the kernel since): every system call
+  // returns through the delivery of the thread's pending signals, so after this one, ours have
+  // all been taken, counted, while the thread is still registered. None reaches a thread that
+  // has let go of its slot, where it would be no one's (or the handler before ours').
+  sched_yield();
   if (slot_ >= 0) slots[slot_].tid.store(0, std::memory_order_release);
 }
 
@@ -139,9 +169,24 @@ unsigned InterruptibleThread::Taken() const {
 
 bool InterruptibleThread::Interrupt() const {
   if (!Ready()) return false;
-  union sigval value;
-  value.sival_int = kValue;
-  return pthread_sigqueue(thread_, InterruptSignal(), value) == 0;
+  return syscall(SYS_tgkill, getpid(), tid_, InterruptSignal()) == 0;
+}
+
+InterruptibleThread::Pending InterruptibleThread::SignalPending() const {
+  // The thread's own pending set, SigPnd in its status: a line of hex, bit n - 1 for signal n.
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/status", static_cast<int>(tid_));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Pending::Unknown;
+  char text[4096];
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return Pending::Unknown;
+  text[n] = '\0';
+  const char *line = strstr(text, "\nSigPnd:");
+  if (line == nullptr) return Pending::Unknown;
+  unsigned long long mask = strtoull(line + 8, nullptr, 16);
+  return (mask >> (InterruptSignal() - 1)) & 1 ? Pending::Yes : Pending::No;
 }
 
 }  // namespace th

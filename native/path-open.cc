@@ -103,13 +103,19 @@ struct PathOpener::State {
   // own, Cancel's); without, sends one and returns. Where no signal can be sent (the handler is
   // not ours: see interrupt.h), falls back to ReleaseByOtherEnd.
   void Release(int target, bool wait) {
-    constexpr unsigned kUncountedSends = 8;  // to a thread that could not register
+    constexpr unsigned kBlindSends = 8;  // to a thread that could not register, /proc silent
     std::unique_lock<std::mutex> lock(mutex);
     unsigned sent = 0;
     auto pause = std::chrono::milliseconds(1);
     while (opening == target && opener != nullptr) {
       const InterruptibleThread &thread = *opener;  // alive: its open has not returned
-      bool send = thread.registered() ? thread.Taken() == sent : sent < kUncountedSends;
+      bool send;
+      if (thread.registered()) {
+        send = thread.Taken() == sent;
+      } else {
+        InterruptibleThread::Pending pending = sent == 0 ? InterruptibleThread::Pending::No : thread.SignalPending();
+        send = pending == InterruptibleThread::Pending::No || (pending == InterruptibleThread::Pending::Unknown && sent < kBlindSends);
+      }
       if (send) {
         if (!thread.Interrupt()) {
           lock.unlock();
@@ -180,7 +186,9 @@ std::unique_ptr<PathOpener> PathOpener::Start(const LaunchSpec &spec, Launched &
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   try {
-    std::thread([state] { state->Run(); }).detach();
+    std::thread thread([state] { state->Run(); });
+    pthread_setname_np(thread.native_handle(), kOpenerThreadName);  // by its creator (exit-clock.cc)
+    thread.detach();
   } catch (const std::system_error &e) {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     // No thread to open them on (EAGAIN: RLIMIT_NPROC, a cgroup's pids.max, the thread table):
@@ -237,7 +245,9 @@ void PathOpener::Cancel() {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // the thread takes none of the process's signals
   try {
-    std::thread([state, target] { state->Release(target, true); }).detach();
+    std::thread thread([state, target] { state->Release(target, true); });
+    pthread_setname_np(thread.native_handle(), kReleaseThreadName);
+    thread.detach();
   } catch (const std::system_error &) {
     // No thread to be had (the process or thread limit): one signal, sent from here (and, where
     // none can be sent, the other end opened from here, which blocks only where the path's

@@ -18,6 +18,11 @@
 
 namespace th {
 
+// The opening thread's name, and the name of the thread that interrupts a pending open given up
+// on (as ps -L and /proc/<pid>/task/*/comm show them).
+constexpr const char *kOpenerThreadName = "tileharness-opn";
+constexpr const char *kReleaseThreadName = "tileharness-rel";
+
 class PathOpener {
  public:
   // Whether the spec has { path } targets (and so needs an opener).

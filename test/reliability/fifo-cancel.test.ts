@@ -31,6 +31,7 @@ const script = (dir: string, stolen: boolean) => `
   const path = require('node:path')
   const { spawnChild, spawnChildSync } = require(${PACKAGE})
   const tasks = () => fs.readdirSync('/proc/self/task').length
+  const openers = () => fs.readdirSync('/proc/self/task').filter(t => { try { return /^tileharness-(opn|rel)$/.test(fs.readFileSync('/proc/self/task/' + t + '/comm', 'utf8').trim()) } catch { return false } }).length
   const fds = () => fs.readdirSync('/proc/self/fd').length
   const waitFor = async (pred) => {
     for (let i = 0; i < 1000 && !pred(); i++) await new Promise(r => setTimeout(r, 10))
@@ -41,11 +42,10 @@ const script = (dir: string, stolen: boolean) => `
     if (${stolen}) {
       // An open given up on (not held): the harness's handler is installed. Then the shim's
       // over it.
-      const tasksBefore = tasks()
       const fifo = path.join(${JSON.stringify(dir)}, 'first.fifo')
       require('node:child_process').execFileSync('mkfifo', [fifo])
       spawnChildSync({ file: 'true', stdout: { path: fifo }, timeout: 50 })
-      await waitFor(() => tasks() === tasksBefore)
+      await waitFor(() => openers() === 0)
       fs.closeSync(fs.openSync(path.join(${JSON.stringify(dir)}, 'handler.steal'), 'w'))
     }
     const rows = {}
@@ -56,7 +56,7 @@ const script = (dir: string, stolen: boolean) => `
       const spec = { file: 'true', [stream]: { path: fifo }, timeout: 50 }
       const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
       fs.writeFileSync(fifo + '.go', '')
-      const settled = await waitFor(() => tasks() === before[0] && fds() === before[1])
+      const settled = await waitFor(() => openers() === 0 && fds() === before[1])
       rows[label] = { timedOut: r.timedOut, spawnError: r.spawnError && r.spawnError.code, settled, before, after: [tasks(), fds()] }
     }
     console.log(JSON.stringify(rows))
@@ -97,7 +97,7 @@ const othersScript = (dir: string) => `
   const path = require('node:path')
   const { spawn, execFileSync } = require('node:child_process')
   const { spawnChild, spawnChildSync } = require(${PACKAGE})
-  const tasks = () => fs.readdirSync('/proc/self/task').length
+  const openers = () => fs.readdirSync('/proc/self/task').filter(t => { try { return /^tileharness-(opn|rel)$/.test(fs.readFileSync('/proc/self/task/' + t + '/comm', 'utf8').trim()) } catch { return false } }).length
   const wchan = (pid) => { try { return fs.readFileSync('/proc/' + pid + '/wchan', 'utf8') } catch { return '' } }
   const waitFor = async (pred) => {
     for (let i = 0; i < 1000 && !pred(); i++) await new Promise(r => setTimeout(r, 10))
@@ -118,11 +118,10 @@ const othersScript = (dir: string) => `
       other.stdout.on('data', d => { printed += d })
       const ended = new Promise(resolve => other.on('close', (code, signal) => resolve({ code, signal })))
       const waiting = () => wchan(other.pid) === 'wait_for_partner'
-      const before = tasks()
       const otherWaited = await waitFor(waiting)
       const spec = { file: 'true', [stream]: { path: fifo }, timeout: 50 }
       const r = api === 'sync' ? spawnChildSync(spec) : await spawnChild(spec)
-      const settled = await waitFor(() => tasks() === before)  // the open, and its give-up, are done
+      const settled = await waitFor(() => openers() === 0)  // the open, and its give-up, are done
       const otherStillWaiting = waiting()
       // Now its real partner.
       const partner = stream === 'stdout'
