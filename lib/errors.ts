@@ -249,6 +249,40 @@ export function ownFields<T extends object>(value: T): T {
 }
 
 /**
+ * The names of every field of an options type, for ownOptions: written as `{ name: true, ... }`
+ * so that the compiler holds the list to the type both ways (a field of the type left out would
+ * refuse a real option; a name not in it would take a wrong one).
+ */
+export function optionKeys<T extends object>(names: { readonly [K in keyof T]-?: true }): ReadonlyArray<keyof T & string> {
+  return Object.freeze(Object.keys(names)) as ReadonlyArray<keyof T & string>
+}
+
+/**
+ * An own field of an option object that is none of its options: `<field> is not a known option`,
+ * with the options it has listed after it when `known` is given (a short list: `(columns, rows)`).
+ */
+export function unknownOption(field: string, known?: readonly string[]): ArgumentTypeError {
+  return invalidValue(field, known === undefined ? 'is not a known option' : `is not a known option (${known.join(', ')})`)
+}
+
+/**
+ * A caller's option object as ownFields copies it, with every one of its own fields one of
+ * `known`: any other (a misspelt `optlevel`, a `sigal`) is refused as `<field>.<key> is not a known
+ * option`, never silently absent with its default used in its place. Its options are its own
+ * enumerable string keys, each read once: a symbol key is no option, and a field inherited from a
+ * polluted Object.prototype is neither refused nor read.
+ */
+export function ownOptions<T extends object>(field: string, value: T, known: readonly string[]): T {
+  requireObject(field, value)
+  const copy = Object.create(null) as Record<string, unknown>
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) throw unknownOption(`${field}.${key}`)
+    copy[key] = (value as Record<string, unknown>)[key]
+  }
+  return copy as T
+}
+
+/**
  * The most elements ownElements copies: far past any real list here (a PTX body, a batch of
  * programs, a tool's options), and short of a copy V8 cannot make: a sparse array of length
  * 2^32 - 1, copied, ran the heap out, a fatal error that no caller can catch.

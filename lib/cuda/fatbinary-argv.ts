@@ -9,7 +9,7 @@
 // which a reader of the object could not check against its input without a zstd decoder; the
 // driver loads either. --device-c marks relocatable cubins (ptxas -c), for nvlink.
 
-import { element, invalidType, invalidValue, own, ownFields, requireNoNul, requireObject, requireString } from '../errors.js'
+import { element, invalidType, invalidValue, optionKeys, ownFields, ownOptions, requireNoNul, requireObject, requireString } from '../errors.js'
 
 export const FATBINARY_OUTPUT = '/dev/stdout'
 
@@ -23,13 +23,20 @@ export interface FatbinaryImage {
 
 const GPU_NAME = /^sm_([1-9][0-9]*[af]?)$/
 
-export function buildFatbinaryArgv(images: readonly FatbinaryImage[], options: { relocatable?: boolean } = {}): string[] {
+export interface FatbinaryArgvOptions {
+  /** The cubins are relocatable (ptxas -c): --device-c. */
+  relocatable?: boolean | undefined
+}
+
+const FATBINARY_ARGV_KEYS = optionKeys<FatbinaryArgvOptions>({ relocatable: true })
+
+export function buildFatbinaryArgv(images: readonly FatbinaryImage[], given: FatbinaryArgvOptions = {}): string[] {
   if (!Array.isArray(images)) throw invalidType('images', 'an array of { kind, gpuName, file }', images)
-  requireObject('options', options)
+  // Own fields and elements only: an inherited relocatable would mark every fat binary --device-c.
+  const options = ownOptions('options', given, FATBINARY_ARGV_KEYS)
   if (images.length === 0) throw invalidValue('images', 'must not be empty')
   const argv = ['fatbinary', `--create=${FATBINARY_OUTPUT}`, '-64', '--compress=false']
-  // Own fields and elements only: an inherited relocatable would mark every fat binary --device-c.
-  if (own(options, 'relocatable') === true) argv.push('--device-c')
+  if (options.relocatable === true) argv.push('--device-c')
   // Element by element, each checked as it is read: a sparse array of 2^32 - 1 is refused at its
   // first hole, where a copy of it first ran the heap out (a fatal error, not an exception).
   for (let i = 0; i < images.length; i++) {

@@ -12,7 +12,7 @@ import { MAX_EXTRA_FD } from '../spawn/normalize.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { readFatbin } from '../elf/fatbin.js'
 import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
-import { element, invalidType, invalidValue, ownFields, requireObject } from '../errors.js'
+import { element, invalidType, invalidValue, optionKeys, ownFields, ownOptions, requireObject } from '../errors.js'
 import { checkBaseName, withAnonymousFiles, withPrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
@@ -45,6 +45,10 @@ export interface RunFatbinaryOptions {
   inputRoute?: 'memfd' | 'file'
 }
 
+const RUN_FATBINARY_KEYS = optionKeys<RunFatbinaryOptions>({
+  fatbinary: true, env: true, timeout: true, signal: true, tempRoot: true, relocatable: true, inputRoute: true,
+})
+
 /** The images' route, as ptxas has its input's (ptxas.ts). */
 export type FatbinaryInputRoute = 'memfd' | 'file'
 
@@ -69,11 +73,11 @@ const FIRST_IMAGE_FD = 3
 
 /** Run fatbinary on `images`, in their order. Throws only for bad input (TypeError). */
 export async function runFatbinaryAsync(givenImages: readonly FatbinaryInput[], given: RunFatbinaryOptions = {}): Promise<FatbinaryRun> {
-  requireObject('options', given)
   // The options and each image by their own fields, read once, and the images by their own
   // elements: a fatbinary, env or inputRoute inherited from a polluted Object.prototype is as if
-  // absent, and a hole in the list is refused, not an image from Array.prototype.
-  const options = ownFields(given)
+  // absent, and a hole in the list is refused, not an image from Array.prototype. A field that is
+  // no option is refused.
+  const options = ownOptions('options', given, RUN_FATBINARY_KEYS)
   if (!Array.isArray(givenImages)) throw invalidType('images', 'an array of { kind, gpuName, fileName, data }', givenImages)
   const images: FatbinaryInput[] = []
   // Element by element, each checked as it is read (a sparse array is refused at its first hole).
@@ -89,10 +93,11 @@ export async function runFatbinaryAsync(givenImages: readonly FatbinaryInput[], 
   const route = options.inputRoute ?? 'memfd'
   if (route !== 'memfd' && route !== 'file') throw invalidValue('options.inputRoute', "must be 'memfd' or 'file'", route)
   // kind and gpuName, before any file is made (the temp files' own paths are checked once they exist).
-  buildFatbinaryArgv(images.map((image, i) => ({ kind: image.kind, gpuName: image.gpuName, file: `/dev/fd/${FIRST_IMAGE_FD + i}` })), options)
+  const argvOptions = { relocatable: options.relocatable }
+  buildFatbinaryArgv(images.map((image, i) => ({ kind: image.kind, gpuName: image.gpuName, file: `/dev/fd/${FIRST_IMAGE_FD + i}` })), argvOptions)
   const viaFiles = () => withImageFiles(images, options.tempRoot, [], (files) => run('file', files, {}))
   const run = async (inputRoute: FatbinaryInputRoute, files: string[], fds: Record<number, number>): Promise<FatbinaryRun> => {
-    const argv = buildFatbinaryArgv(images.map((image, i) => ({ kind: image.kind, gpuName: image.gpuName, file: files[i] })), options)
+    const argv = buildFatbinaryArgv(images.map((image, i) => ({ kind: image.kind, gpuName: image.gpuName, file: files[i] })), argvOptions)
     const spec: ChildSpec = {
       file: options.fatbinary ?? 'fatbinary',
       argv0: argv[0],

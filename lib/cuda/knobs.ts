@@ -22,7 +22,7 @@
 // messages.
 
 import { readFileSync } from 'node:fs'
-import { ownFields, requireObject, requireString } from '../errors.js'
+import { optionKeys, ownOptions, requireObject, requireString } from '../errors.js'
 
 /** ptxas's fatal knob messages, verbatim (%s = the knobs file path or the knob text). */
 export const KNOB_MESSAGES = {
@@ -112,6 +112,9 @@ export interface ParseKnobOptions {
   knobTypes?: Readonly<Record<string, string>>
 }
 
+const PARSE_KNOB_KEYS = optionKeys<ParseKnobOptions>({ source: true, knobTypes: true })
+const VALIDATE_KNOB_KEYS = optionKeys<Omit<ParseKnobOptions, 'source'>>({ knobTypes: true })
+
 const INT_MIN = -2147483648
 const INT_MAX = 2147483647
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -119,9 +122,8 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** Parse the text of a knobs file; throws KnobFileError for anything ptxas would reject. */
 export function parseKnobFile(text: string, given: ParseKnobOptions = {}): KnobFile {
   requireString('text', text)
-  requireObject('options', given)
   // Its own fields only: an inherited knobTypes would refuse every knob it does not list.
-  const options = ownFields(given)
+  const options = ownOptions('options', given, PARSE_KNOB_KEYS)
   const source = options.source ?? '<input>'
   requireString('source', source)
   const knobTypes = normalizeKnobTypes(options.knobTypes)
@@ -142,8 +144,10 @@ export function parseKnobFile(text: string, given: ParseKnobOptions = {}): KnobF
  * Read and parse a knobs file the way ptxas reads it (as bytes; offsets are byte offsets).
  * Throws KnobFileError, with code 'unreadable' when the file cannot be read.
  */
-export function validateKnobFile(path: string, options: Omit<ParseKnobOptions, 'source'> = {}): KnobFile {
+export function validateKnobFile(path: string, given: Omit<ParseKnobOptions, 'source'> = {}): KnobFile {
   requireString('path', path)
+  // The name is the path: a `source` is no option here.
+  const options = ownOptions('options', given, VALIDATE_KNOB_KEYS)
   let bytes: Buffer
   try {
     bytes = readFileSync(path)

@@ -9,7 +9,7 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { argumentError, invalidType, invalidValue, ownFields, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { argumentError, invalidType, invalidValue, optionKeys, ownOptions, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { splitCommand } from '../split-command.js'
 import { checkBaseName, withPrivateTempFile, type PrivateTempFile, type TempFileRequest } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
@@ -37,10 +37,11 @@ export interface NvdisasmArgvOptions {
   sanitize?: 'memcheck' | 'none'
 }
 
+const NVDISASM_ARGV_KEYS = optionKeys<NvdisasmArgvOptions>({ sanitize: true })
+
 /** tileiras's nvdisasm argv: ['nvdisasm', '-c', '-uumn'] plus the sanitize tail for memcheck. */
 export function buildNvdisasmArgv(options: NvdisasmArgvOptions = {}): string[] {
-  requireObject('options', options)
-  const { sanitize = 'none' } = ownFields(options)
+  const { sanitize = 'none' } = ownOptions('options', options, NVDISASM_ARGV_KEYS)
   if (sanitize !== 'memcheck' && sanitize !== 'none') throw invalidValue('sanitize', "must be 'memcheck' or 'none'", sanitize)
   const argv = ['nvdisasm', '-c', NVDISASM_FLAG_BLOCK]
   if (sanitize === 'memcheck') argv.push(NVDISASM_SANITIZE_TAIL)
@@ -64,6 +65,10 @@ export interface DumpSassOptions {
   /** dumpSassAsync only: aborting kills the command; the result's status is then 'aborted'. */
   signal?: AbortSignal
 }
+
+const DUMP_SASS_KEYS = optionKeys<DumpSassOptions>({
+  command: true, inputBaseName: true, cubinPath: true, env: true, timeout: true, tempRoot: true, maxBuffer: true, signal: true,
+})
 
 export interface SassDump {
   status: ToolStatus
@@ -126,11 +131,11 @@ export function dumpCommandWords(command: string, field: string): string[] {
 
 /**
  * The caller's options by their own fields, each read once: a command, env or cubinPath inherited
- * from a polluted Object.prototype is as if absent, not what every dump runs or reads.
+ * from a polluted Object.prototype is as if absent, not what every dump runs or reads; a field
+ * that is no option (a misspelt `timout`) is refused.
  */
 function dumpOptions<T extends Omit<DumpSassOptions, 'command'>>(options: T): T {
-  requireObject('options', options)
-  return ownFields(options)
+  return ownOptions('options', options, DUMP_SASS_KEYS)
 }
 
 function commandWords(options: DumpSassOptions): string[] {

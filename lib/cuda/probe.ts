@@ -6,7 +6,7 @@
 import { realpathSync, statSync } from 'node:fs'
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidValue, ownFields, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { invalidValue, optionKeys, ownOptions, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { findTool, searchPath, type Env } from './toolkit.js'
 
 export interface PtxasOption {
@@ -48,6 +48,8 @@ export interface ProbePtxasOptions {
   /** For the whole probe (its three questions), ms; default 60000. */
   timeout?: number
 }
+
+const PROBE_KEYS = optionKeys<ProbePtxasOptions>({ ptxas: true, env: true, timeout: true })
 
 /** Raised when the binary exists but does not answer --version / --help usefully. */
 export class PtxasProbeError extends Error {
@@ -114,10 +116,9 @@ type Asking =
 
 /** A probe's checks, lookup and cache; the questions it still has to ask, if any. */
 function startProbe(given: ProbePtxasOptions): Asking {
-  requireObject('options', given)
   // Its own fields only: a ptxas or env inherited from a polluted Object.prototype is not the
   // binary asked, nor where it is searched for.
-  const options = ownFields(given)
+  const options = ownOptions('options', given, PROBE_KEYS)
   const env = options.env ?? process.env
   requireObject('env', env)
   const name = requireNoNul('ptxas', requireString('ptxas', options.ptxas ?? 'ptxas'))

@@ -21,7 +21,7 @@
 // Everything but the input is checked and built once (ptxasTokens), before a temp file for the
 // input may exist; the input goes in last (ptxasArgv).
 
-import { invalidType, invalidValue, outOfRange, own, ownFields, requireNoNul, requireObject, requireString } from '../errors.js'
+import { invalidType, invalidValue, optionKeys, outOfRange, own, ownFields, ownOptions, requireNoNul, requireObject, requireString } from '../errors.js'
 import { quoteForSplit, splitCommand } from '../split-command.js'
 import { ptxasOptionTokens } from './ptxas-options.js'
 import type { Env } from './toolkit.js'
@@ -64,6 +64,12 @@ export interface PtxasArgvOptions {
   outputFile?: string
 }
 
+const PTXAS_ARGV_KEYS = optionKeys<PtxasArgvOptions>({
+  gpuName: true, optLevel: true, ptx: true, inputFile: true, ptxasOptions: true, relocatable: true, deviceDebug: true, lineinfo: true,
+  sanitize: true, hostCodePath: true, basePtxOptions: true, env: true, outputFile: true,
+})
+const BASE_PTX_OPTION_KEYS = optionKeys<Pick<PtxasArgvOptions, 'hostCodePath' | 'basePtxOptions' | 'env'>>({ hostCodePath: true, basePtxOptions: true, env: true })
+
 /**
  * The knobs file ptxas is to get, or null. The gate is an AND: both variables must be set (to
  * anything, the empty string included, as getenv sees it); either one alone does nothing. Set
@@ -82,10 +88,13 @@ export function knobsFileFromEnv(env: Env = process.env): string | null {
  * ` <basePtxOptions>`.
  */
 export function buildBasePtxOptions(given: Pick<PtxasArgvOptions, 'hostCodePath' | 'basePtxOptions' | 'env'> = {}): string {
-  requireObject('options', given)
   // The options' own fields only (ownFields), as every argv builder here reads them: an
-  // inherited basePtxOptions or hostCodePath would be in every ptxas argv.
-  const options = ownFields(given)
+  // inherited basePtxOptions or hostCodePath would be in every ptxas argv. And only these three.
+  return basePtxOptions(ownOptions('options', given, BASE_PTX_OPTION_KEYS))
+}
+
+/** buildBasePtxOptions of options already read by their own fields (ptxasTokens', which have more). */
+function basePtxOptions(options: Pick<PtxasArgvOptions, 'hostCodePath' | 'basePtxOptions' | 'env'>): string {
   const env = options.env ?? process.env
   requireObject('env', env)
   let base = ''
@@ -122,7 +131,7 @@ export function ptxasTokens(given: Omit<PtxasArgvOptions, 'ptx' | 'inputFile'>):
   if (typeof optLevel !== 'number' || !Number.isInteger(optLevel)) throw invalidType('optLevel', 'an integer', optLevel)
   if (optLevel < 0 || optLevel > 0x7fffffff) throw outOfRange('optLevel', 'an integer from 0 to 2147483647', optLevel)
   const before = ['ptxas', ...(options.ptxasOptions === undefined ? [] : ptxasOptionTokens('ptxasOptions', options.ptxasOptions)), ...modeTokens(options), '-arch', gpuName, '--opt-level', String(optLevel)]
-  const after = splitCommand(buildBasePtxOptions(options), 'basePtxOptions')
+  const after = splitCommand(basePtxOptions(options), 'basePtxOptions')
   if (options.outputFile !== undefined) {
     after.push('-o', requireNoNul('outputFile', requireString('outputFile', options.outputFile)))
   }
@@ -140,8 +149,7 @@ export function ptxasArgv(tokens: PtxasTokens, input: PtxasInput): string[] {
 
 /** The full ptxas argv, argv[0] = 'ptxas' included. */
 export function buildPtxasArgv(given: PtxasArgvOptions): string[] {
-  requireObject('options', given)
-  const options = ownFields(given)
+  const options = ownOptions('options', given, PTXAS_ARGV_KEYS)
   const tokens = ptxasTokens(options)
   if (options.ptx !== undefined && options.inputFile !== undefined) {
     throw invalidType('ptx', 'undefined when inputFile is given', options.ptx)

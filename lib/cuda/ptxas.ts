@@ -18,7 +18,7 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { invalidType, invalidValue, ownFields, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { invalidType, invalidValue, optionKeys, ownOptions, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { validateKnobFile } from './knobs.js'
 import { splitMergedOutput, cubinExtent } from './merged-output.js'
 import { knobsFileFromEnv, ptxasArgv, ptxasTokens, ptxFitsInArgv, type PtxasArgvOptions, type PtxasTokens } from './ptxas-argv.js'
@@ -69,6 +69,12 @@ export interface RunPtxasOptions extends Omit<PtxasArgvOptions, 'ptx' | 'inputFi
   /** runPtxasAsync only: aborting kills ptxas; the result's status is then 'aborted'. */
   signal?: AbortSignal
 }
+
+const RUN_PTXAS_KEYS = optionKeys<RunPtxasOptions>({
+  gpuName: true, optLevel: true, ptxasOptions: true, relocatable: true, deviceDebug: true, lineinfo: true, sanitize: true,
+  hostCodePath: true, basePtxOptions: true, env: true, ptxas: true, timeout: true, mergeStderr: true, inputRoute: true,
+  inputBaseName: true, inputName: true, tempRoot: true, validateKnobs: true, maxBuffer: true, signal: true,
+})
 
 export type PtxasStatus = ToolStatus | 'no-cubin'
 
@@ -136,7 +142,8 @@ interface PtxasLaunch {
  */
 function ptxasLaunch(plan: PtxasPlan, inputRoute: InputRoute, input: { ptx: string } | { inputFile: string }, location: string, stdin?: number): PtxasLaunch {
   const argv = ptxasArgv(plan.tokens, input)
-  const launch: PtxasLaunch = { argv, inputRoute, mergeStderr: plan.mergeStderr, spawned: ptxasChildSpec(argv, { ...plan, stdin }) }
+  const { program, env, timeout, mergeStderr, maxBuffer, signal } = plan
+  const launch: PtxasLaunch = { argv, inputRoute, mergeStderr, spawned: ptxasChildSpec(argv, { program, env, timeout, mergeStderr, maxBuffer, signal, stdin }) }
   if (plan.inputName !== undefined) launch.inputName = { location, name: plan.inputName }
   return launch
 }
@@ -159,10 +166,10 @@ interface PtxasPlan {
 /** All option checking, in one place, before anything is created or started. */
 function planPtxas(ptx: string, given: RunPtxasOptions, api: 'sync' | 'async'): PtxasPlan {
   requireNoNul('ptx', requireString('ptx', ptx))
-  requireObject('options', given)
   // The caller's own fields, each read once: a ptxas, env, timeout or inputRoute inherited from a
-  // polluted Object.prototype is as if absent, not the program every compile starts.
-  const options = ownFields(given)
+  // polluted Object.prototype is as if absent, not the program every compile starts. A field
+  // that is no option (a misspelt `optlevel`) is refused, not a run with the default.
+  const options = ownOptions('options', given, RUN_PTXAS_KEYS)
   const route = options.inputRoute ?? 'auto'
   if (route !== 'auto' && route !== 'argv' && route !== 'memfd' && route !== 'file') {
     throw invalidValue('inputRoute', "must be 'auto', 'argv', 'memfd' or 'file'", route)
@@ -214,29 +221,45 @@ function planPtxas(ptx: string, given: RunPtxasOptions, api: 'sync' | 'async'): 
   }
 }
 
+/** How ptxasChildSpec starts ptxas. */
+export interface PtxasChildOptions {
+  measure?: boolean | undefined
+  program?: string | undefined
+  env?: Record<string, string | undefined> | undefined
+  timeout?: number | undefined
+  mergeStderr?: boolean | undefined
+  maxBuffer?: number | undefined
+  signal?: AbortSignal | undefined
+  /** An fd the child gets as its stdin: the PTX's memfd. */
+  stdin?: number | undefined
+}
+
+const PTXAS_CHILD_KEYS = optionKeys<PtxasChildOptions>({
+  measure: true, program: true, env: true, timeout: true, mergeStderr: true, maxBuffer: true, signal: true, stdin: true,
+})
+
+/** What interpretPtxasResult is told of the run. */
+export interface PtxasRunContext {
+  argv: string[]
+  inputRoute: InputRoute
+  mergeStderr: boolean
+  spawned?: { file: string | URL; env?: SpawnedEnv }
+  /** Rename the input in ptxas's messages: `location` (as ptxas calls it) becomes `name`. */
+  inputName?: { location: string; name: string }
+}
+
+const CONTEXT_KEYS = optionKeys<PtxasRunContext>({ argv: true, inputRoute: true, mergeStderr: true, spawned: true, inputName: true })
+const INPUT_NAME_KEYS = optionKeys<NonNullable<PtxasRunContext['inputName']>>({ location: true, name: true })
+
 /**
  * tileiras's ptxas child: posix_spawn, stdin closed (on the memfd route: the memfd), cubin on a
  * stdout pipe, stderr piped or merged. Measured (unless `measure: false`), so the rusage reported
  * for ptxas is ptxas's own and not inflated to this process's RSS.
  */
-export function ptxasChildSpec(
-  argv: readonly string[],
-  given: {
-    measure?: boolean
-    program?: string
-    env?: Record<string, string | undefined>
-    timeout?: number
-    mergeStderr?: boolean
-    maxBuffer?: number
-    signal?: AbortSignal
-    /** An fd the child gets as its stdin: the PTX's memfd. */
-    stdin?: number
-  },
-): ChildSpec {
+export function ptxasChildSpec(argv: readonly string[], given: PtxasChildOptions): ChildSpec {
   if (!Array.isArray(argv)) throw invalidType('argv', 'an array of strings', argv)
-  requireObject('options', given)
   // Its own fields only: an inherited program or measure: false is not how ptxas is started.
-  const options = ownFields(given)
+  const options = ownOptions('options', given, PTXAS_CHILD_KEYS)
   const spec: ChildSpec = {
     file: options.program ?? 'ptxas',
     argv0: argv[0],
@@ -259,27 +282,15 @@ export function ptxasChildSpec(
  * must be whole (a valid ELF that ends where stdout ends, or in merged mode the first valid ELF
  * in the buffer); anything else is 'no-cubin'. On any failure there is no cubin.
  */
-export function interpretPtxasResult(
-  result: ChildResult,
-  given: {
-    argv: string[]
-    inputRoute: InputRoute
-    mergeStderr: boolean
-    spawned?: { file: string | URL; env?: SpawnedEnv }
-    /** Rename the input in ptxas's messages: `location` (as ptxas calls it) becomes `name`. */
-    inputName?: { location: string; name: string }
-  },
-): PtxasRun {
+export function interpretPtxasResult(result: ChildResult, given: PtxasRunContext): PtxasRun {
   requireObject('result', result)
-  requireObject('context', given)
   // Its own fields only: a run without inputName has none, and one inherited from a polluted
   // Object.prototype would rename every message.
-  const context = ownFields(given)
+  const context = ownOptions('context', given, CONTEXT_KEYS)
   // The rename's two names by their own fields too, each a string: checked before anything is read.
   let inputName: { location: string; name: string } | undefined
   if (context.inputName !== undefined) {
-    requireObject('context.inputName', context.inputName)
-    const names = ownFields(context.inputName)
+    const names = ownOptions('context.inputName', context.inputName, INPUT_NAME_KEYS)
     inputName = { location: requireString('context.inputName.location', names.location), name: requireString('context.inputName.name', names.name) }
   }
   const verdict = decodeToolResult('ptxas', result, context.spawned)

@@ -7,7 +7,7 @@ import { isMainThread } from 'node:worker_threads'
 // Nested option objects and arrays are read by own() and element() (../errors.ts): an inherited
 // `path`, `append`, `columns` or `soft`, or an element of Array.prototype, is never read.
 import { isAbortSignal } from '../abort.js'
-import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, isArray, isRecord, outOfRange, own, requireNoNul, requirePath } from '../errors.js'
+import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, isArray, isRecord, optionKeys, outOfRange, own, ownOptions, requireNoNul, requirePath, unknownOption } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { REAL_TIME_OFFSETS, isKnownSignal, realTimeSignal, signalNumber } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
@@ -28,11 +28,13 @@ const SIGKILL = 9
 // The measuring helper is looked for once it has been found: not a stat on every measured spawn.
 let helperFound = false
 
-const KNOWN_KEYS = new Set([
-  'file', 'args', 'argv0', 'env', 'cwd', 'stdin', 'input', 'stdout', 'stderr', 'timeout', 'killSignal',
-  'forceKillAfterDelay', 'graceTimeout', 'waitDelay', 'setsid', 'rlimits', 'maxBuffer', 'launcher', 'killOnExit', 'signal', 'measure',
-  'uid', 'gid', 'groups', 'umask', 'processGroup', 'cpus', 'fds', 'terminal',
-])
+/** Every option of a spec: any other field of one is refused. */
+const KNOWN_KEYS = optionKeys<ChildSpec>({
+  file: true, args: true, argv0: true, env: true, cwd: true, stdin: true, input: true, stdout: true, stderr: true, timeout: true,
+  killSignal: true, forceKillAfterDelay: true, graceTimeout: true, waitDelay: true, setsid: true, rlimits: true, maxBuffer: true,
+  launcher: true, killOnExit: true, signal: true, measure: true, uid: true, gid: true, groups: true, umask: true, processGroup: true,
+  cpus: true, fds: true, terminal: true,
+})
 
 export interface NormalizedSpec {
   native: NativeSpec
@@ -70,7 +72,7 @@ function terminalSize(value: unknown): [number, number] | null {
     throw invalidType('terminal', 'true or { columns, rows }', value)
   }
   for (const key of Object.keys(value)) {
-    if (key !== 'columns' && key !== 'rows') throw invalidValue(`terminal.${key}`, 'is not a known option (columns, rows)')
+    if (key !== 'columns' && key !== 'rows') throw unknownOption(`terminal.${key}`, ['columns', 'rows'])
   }
   return [terminalSide('terminal.columns', own(value, 'columns')), terminalSide('terminal.rows', own(value, 'rows'))]
 }
@@ -155,7 +157,7 @@ function pathTarget(field: string, value: Record<string, unknown>, output: boole
     throw invalidType(`${field}.append`, 'a boolean', append)
   }
   for (const key of Object.keys(value)) {
-    if (key !== 'path' && !(output && key === 'append')) throw invalidValue(`${field}.${key}`, 'is not a known option')
+    if (key !== 'path' && !(output && key === 'append')) throw unknownOption(`${field}.${key}`)
   }
   return { kind: StdioKind.path, path, append: append === true }
 }
@@ -287,7 +289,7 @@ function resourceLimits(value: unknown): Array<[number, number, number]> {
     let soft: number, hard: number
     if (isRecord(setting)) {
       for (const key of Object.keys(setting)) {
-        if (key !== 'soft' && key !== 'hard') throw invalidValue(`rlimits.${name}.${key}`, 'is not a known option (soft, hard)')
+        if (key !== 'soft' && key !== 'hard') throw unknownOption(`rlimits.${name}.${key}`, ['soft', 'hard'])
       }
       soft = limitNumber(`rlimits.${name}.soft`, own(setting, 'soft'))
       hard = limitNumber(`rlimits.${name}.hard`, own(setting, 'hard'))
@@ -401,18 +403,13 @@ export function normalizeSignal(field: string, value: unknown, fallback: number)
 }
 
 export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'): NormalizedSpec {
-  if (!isRecord(given)) throw invalidType('spec', 'an object', given)
   // Every field is read once, here, into a plain object that the checks below and the launch
   // both read: a getter or Proxy answering differently on each read cannot slip a value past its
   // check. Only the spec's own fields count, as the key check sees them: a field inherited from a
   // polluted Object.prototype is never an option.
-  const fields: Record<string, unknown> = Object.create(null)
-  for (const key of Object.keys(given)) {
-    if (!KNOWN_KEYS.has(key)) throw invalidValue(`spec.${key}`, 'is not a known option')
-    const value = (given as unknown as Record<string, unknown>)[key]
-    // null is "not given", as Node's options have it (file excepted: it has no default).
-    if (value !== null || key === 'file') fields[key] = value
-  }
+  const fields = ownOptions('spec', given, KNOWN_KEYS) as unknown as Record<string, unknown>
+  // null is "not given", as Node's options have it (file excepted: it has no default).
+  for (const key of Object.keys(fields)) if (fields[key] === null && key !== 'file') delete fields[key]
   const spec = fields as unknown as ChildSpec
   const file = pathString('file', spec.file)
   if (file === '') throw invalidValue('file', 'must not be empty')

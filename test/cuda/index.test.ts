@@ -2,6 +2,8 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import * as cuda from '../../lib/cuda/index.js'
+import { withPollutedPrototype } from '../helpers.js'
+import { fakeResult } from '../fixtures/cuda/helpers.js'
 
 t.test('the subpath export maps to lib/cuda/index', async (t) => {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
@@ -92,4 +94,70 @@ t.test('a wrong kind of argument is a coded TypeError naming it', async (t) => {
   // A plain Uint8Array is read as the bytes it holds, as a Buffer is.
   const merged = Buffer.concat([Buffer.from('warning\n'), Buffer.from('no cubin here')])
   t.same(cuda.splitMergedOutput(new Uint8Array(merged)).diagnostics, merged, 'a Uint8Array with no cubin: all of it is the diagnostic')
+})
+
+// A key that is no option had been ignored everywhere in this layer, a misspelt option silently
+// replaced by its default (a `ptxass` ran the ptxas on PATH, a `timout` the default timeout). Every
+// options object of the layer refuses one as the harness refuses one in a spec, naming its path;
+// a symbol key, and a field inherited from a polluted Object.prototype, are no options of it.
+t.test('every options object refuses a key that is no option, naming it; symbol and inherited keys are none', async (t) => {
+  const result = fakeResult({ exitCode: 255 })
+  const context = { argv: ['ptxas'], inputRoute: 'argv' as const, mergeStderr: false }
+  const ptx = '.version 8.8\n.target sm_100\n.address_size 64\n.visible .entry k(){ ret; }'
+  const image = { kind: 'elf' as const, gpuName: 'sm_100', fileName: 'a.cubin', data: Buffer.from('x') }
+  const program = cuda.Program.create({ input: ptx, gpuName: 'sm_100' })
+  type Options = Record<string | symbol, unknown>
+  // Each: the call, options it takes, and the path an unknown key of them is named by.
+  const rows: Array<[string, (options: Options) => unknown, Options, string]> = [
+    ['buildPtxasArgv', (o) => cuda.buildPtxasArgv(o as never), { gpuName: 'sm_100', ptx }, 'options'],
+    ['buildBasePtxOptions', (o) => cuda.buildBasePtxOptions(o as never), { env: {} }, 'options'],
+    ['runPtxas', (o) => cuda.runPtxas(ptx, o as never), { gpuName: 'sm_100', ptxas: '/nonexistent/ptxas' }, 'options'],
+    ['runPtxasAsync', (o) => cuda.runPtxasAsync(ptx, o as never), { gpuName: 'sm_100', ptxas: '/nonexistent/ptxas' }, 'options'],
+    ['ptxasChildSpec', (o) => cuda.ptxasChildSpec(['ptxas'], o as never), { program: 'ptxas' }, 'options'],
+    ['interpretPtxasResult', (o) => cuda.interpretPtxasResult(result as never, o as never), context, 'context'],
+    ['interpretPtxasResult inputName', (o) => cuda.interpretPtxasResult(result as never, { ...context, inputName: o as never }), { location: 'a', name: 'b' }, 'context.inputName'],
+    ['probePtxas', (o) => cuda.probePtxas(o as never), { ptxas: '/nonexistent/ptxas' }, 'options'],
+    ['probePtxasAsync', (o) => cuda.probePtxasAsync(o as never), { ptxas: '/nonexistent/ptxas' }, 'options'],
+    ['dumpSass', (o) => cuda.dumpSass(Buffer.from('x'), o as never), { command: 'true' }, 'options'],
+    ['dumpSassAsync', (o) => cuda.dumpSassAsync(Buffer.from('x'), o as never), { command: 'true' }, 'options'],
+    ['buildNvdisasmArgv', (o) => cuda.buildNvdisasmArgv(o as never), { sanitize: 'none' }, 'options'],
+    ['runFatbinaryAsync', (o) => cuda.runFatbinaryAsync([image], o as never), { fatbinary: '/nonexistent/fatbinary' }, 'options'],
+    ['buildFatbinaryArgv', (o) => cuda.buildFatbinaryArgv([{ kind: 'elf', gpuName: 'sm_100', file: 'a.cubin' }], o as never), { relocatable: true }, 'options'],
+    ['parseKnobFile', (o) => cuda.parseKnobFile('[knobs]\nA=1\n', o as never), { source: 'a.cfg' }, 'options'],
+    ['validateKnobFile', (o) => cuda.validateKnobFile('/nonexistent/knobs.cfg', o as never), { knobTypes: {} }, 'options'],
+    ['checkGpuTarget', (o) => cuda.checkGpuTarget('sm_100', false, o as never), { timeout: 1000 }, 'where'],
+    ['checkGpuTargets', (o) => cuda.checkGpuTargets(['sm_100'], false, o as never), { timeout: 1000 }, 'where'],
+    ['variantTargets', (o) => cuda.variantTargets(o as never), { timeout: 1000 }, 'where'],
+    ['Program.create', (o) => cuda.Program.create(o as never).release(), { input: ptx, gpuName: 'sm_100' }, 'config'],
+    ['compile', (o) => program.compile(o as never), { signal: AbortSignal.abort() }, 'options'],
+    ['Program.compile', (o) => cuda.Program.compile(program, o as never), { signal: AbortSignal.abort() }, 'options'],
+    ['compileMany', (o) => cuda.compileMany([], o as never), { concurrency: 1 }, 'options'],
+  ]
+  /** What a call comes to: 'ok', or the code of what it threw or rejected with. */
+  const outcome = async (call: () => unknown): Promise<unknown> => {
+    try {
+      await call()
+      return 'ok'
+    } catch (error) {
+      return (error as { code?: unknown }).code
+    }
+  }
+  for (const [name, call, options, at] of rows) {
+    // A misspelling of the first option, and a key no option resembles.
+    for (const key of [Object.keys(options)[0].toLowerCase() + 'x', 'bogus']) {
+      const field = `${at}.${key}`
+      let error: unknown = null
+      try {
+        await call({ ...options, [key]: 1 })
+      } catch (thrown) {
+        error = thrown
+      }
+      t.match(error, { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', field, message: `${field} is not a known option` }, `${name}: ${field} refused`)
+    }
+    const plain = await outcome(() => call(options))
+    t.not(plain, 'ERR_INVALID_ARG_VALUE', `${name}: the options alone are taken (${plain})`)
+    t.equal(await outcome(() => call({ ...options, [Symbol('tag')]: 1 })), plain, `${name}: a symbol key is no option`)
+    t.equal(await withPollutedPrototype({ bogus: 1 }, () => outcome(() => call(options))), plain, `${name}: an inherited key is no option`)
+  }
+  program.release()
 })

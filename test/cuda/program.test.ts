@@ -12,8 +12,8 @@ import { getEventListeners } from 'node:events'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import {
-  Program, ProgramError, TempFileError, compileMany, runPtxas, searchPath, EMPTY_DUMP_SASS_COMMAND,
-  type ProgramConfig, type ProgramErrorCode, type ProgramOutput, type ProgramTool,
+  Program, ProgramError, TempFileError, checkGpuTarget, checkGpuTargets, compileMany, runPtxas, searchPath, variantTargets, EMPTY_DUMP_SASS_COMMAND,
+  type CompileManyOptions, type CompileOptions, type ProgramConfig, type ProgramErrorCode, type ProgramOutput, type ProgramTool,
 } from '../../lib/cuda/index.js'
 import {
   EM_AARCH64, EM_X86_64, ET_REL, IMAGE_FILE_MACHINE_AMD64, IMAGE_FILE_MACHINE_ARM64, packageCoffObject, readCubin, readFatbin,
@@ -23,7 +23,8 @@ import { DIAGNOSTIC, spawnChildSync } from '../../lib/spawn/index.js'
 import { native } from '../../lib/spawn/native.js'
 import { programState } from '../../lib/cuda/program/handle.js'
 import { fatbinPtxText, payloadText } from '../elf/host.js'
-import { eventually, processState, revokedProxy } from '../helpers.js'
+import { eventually, processState, revokedProxy, withPollutedPrototype } from '../helpers.js'
+import type { PtxasLocation } from '../../lib/cuda/program/config.js'
 import { bigPtx, fakeProbedPtxas, fakeTool, kernelPtx, openFds, scratchDir, skipWithoutPtxas, MINIMAL_PTX, PTXAS } from '../fixtures/cuda/helpers.js'
 
 const TARGETS: GpuName[] = ['sm_90', 'sm_100', 'sm_103', 'sm_110', 'sm_120', 'sm_121']
@@ -240,6 +241,41 @@ t.test('create: fields the contract does not check are programming errors (TypeE
     t.throws(() => Program.create(config as ProgramConfig), { code, field }, name)
   }
   t.throws(() => new (Program as unknown as new () => Program)(), TypeError, 'only Program.create makes one')
+})
+
+// A misspelt option had been ignored: create took `optlevel: 0, devicedebug: true` and compiled at
+// -O3 without debug info, compile took `sigal` and could not be cancelled, compileMany took
+// `concurency` and ran the batch at the default. Each is refused as the harness refuses one.
+t.test('unknown options are refused naming their path; symbol and inherited keys are no options', async (t) => {
+  const unknown = (field: string) => ({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', field, message: `${field} is not a known option` })
+  t.throws(() => Program.create({ ...BASE, optLevel: 0, devicedebug: true } as ProgramConfig), unknown('config.devicedebug'), 'create: config.devicedebug')
+  t.throws(() => Program.create({ ...BASE, optlevel: 0 } as ProgramConfig), unknown('config.optlevel'), 'create: config.optlevel')
+  // Before the contract's checks: a misspelt input is not "input buffer is null".
+  t.throws(() => Program.create({ inptu: MINIMAL_PTX, gpuName: 'sm_100' } as unknown as ProgramConfig), unknown('config.inptu'), 'create: config.inptu')
+  const program = Program.create(BASE)
+  await t.rejects(program.compile({ sigal: AbortSignal.abort() } as CompileOptions), unknown('options.sigal'), 'compile: options.sigal')
+  await t.rejects(Program.compile(program, { sigal: AbortSignal.abort() } as CompileOptions), unknown('options.sigal'), 'Program.compile: options.sigal')
+  await t.rejects(compileMany([], { concurency: 1 } as CompileManyOptions), unknown('options.concurency'), 'compileMany: options.concurency')
+  t.throws(() => checkGpuTarget('sm_100', false, { ptxass: '/x' } as PtxasLocation), unknown('where.ptxass'), 'checkGpuTarget: where.ptxass')
+  t.throws(() => checkGpuTargets(['sm_100'], false, { ptxass: '/x' } as PtxasLocation), unknown('where.ptxass'), 'checkGpuTargets: where.ptxass')
+  t.throws(() => variantTargets({ ptxass: '/x' } as PtxasLocation), unknown('where.ptxass'), 'variantTargets: where.ptxass')
+
+  // Not options: a symbol key, and a field inherited from a polluted Object.prototype. An aborted
+  // signal fails the compile (status 5) before anything starts: the options were taken.
+  const tag = Symbol('tag')
+  const aborted = { signal: AbortSignal.abort(), [tag]: 1 }
+  t.equal(Program.create({ ...BASE, [tag]: 1 } as ProgramConfig).compiled, false, 'create: a symbol key')
+  t.match(await rejection(program.compile(aborted)), { status: 5 }, 'compile: a symbol key')
+  t.same(await compileMany([], { concurrency: 1, [tag]: 1 } as CompileManyOptions), [], 'compileMany: a symbol key')
+  t.same(checkGpuTarget('sm_100', false, { [tag]: 1 } as PtxasLocation), 'sm_100', 'checkGpuTarget: a symbol key')
+  const inherited = await withPollutedPrototype({ bogus: 1 }, async () => [
+    Program.create(BASE).compiled,
+    (await rejection(program.compile({ signal: AbortSignal.abort() }))).status,
+    await compileMany([]),
+    checkGpuTarget('sm_100'),
+  ]).catch((error: unknown) => error)
+  t.same(inherited, [false, 5, [], 'sm_100'], 'an inherited bogus is no option of create, compile, compileMany or checkGpuTarget')
+  program.release()
 })
 
 t.test('compile and compileMany refuse a revoked Proxy naming its field (V8 threw its uncoded TypeError)', async (t) => {

@@ -8,7 +8,7 @@
 
 import { availableParallelism } from 'node:os'
 import { abortReason, isAborted, whenAborted } from '../../abort.js'
-import { invalidType, invalidValue, isArray, outOfRange, ownElements, ownFields, requireAbortSignal, requireObject } from '../../errors.js'
+import { invalidType, invalidValue, isArray, optionKeys, outOfRange, ownElements, ownOptions, requireAbortSignal } from '../../errors.js'
 import { compileFailed, ProgramError, type ProgramErrorStatus } from './errors.js'
 import { Program, isProgram, programState } from './handle.js'
 import type { Assembled, ProgramOutput } from './pipeline.js'
@@ -22,6 +22,8 @@ export interface CompileManyOptions {
   /** Aborting kills every running child; programs not yet compiled fail with status 5. */
   signal?: AbortSignal
 }
+
+const COMPILE_MANY_OPTION_KEYS = optionKeys<CompileManyOptions>({ concurrency: true, signal: true })
 
 export type CompileResult =
   | { status: 0; output: ProgramOutput; error: null }
@@ -39,9 +41,9 @@ export async function compileMany(given: readonly (Program | null | undefined)[]
   // inherited from a polluted prototype), and an array whose getter throws (or changes its
   // answer) fails here, with no program's compile waiting for a turn.
   const programs = ownElements(given, 'programs')
-  requireObject('options', givenOptions)
-  // Its own fields only: an inherited concurrency or signal is not this batch's.
-  const options = ownFields(givenOptions)
+  // Its own fields only: an inherited concurrency or signal is not this batch's. A misspelt one
+  // (`concurency`) is refused, not a batch run with the default.
+  const options = ownOptions('options', givenOptions, COMPILE_MANY_OPTION_KEYS)
   const concurrency = options.concurrency ?? availableParallelism()
   if (typeof concurrency !== 'number' || Number.isNaN(concurrency)) throw invalidType('concurrency', 'a number', concurrency)
   if (concurrency < 1 || (!Number.isInteger(concurrency) && concurrency !== Infinity)) {

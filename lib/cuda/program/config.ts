@@ -3,7 +3,7 @@
 // rely on which one it hears about), then the options that order has no check for.
 
 import path from 'node:path'
-import { element, incompatible, invalidType, invalidValue, own, ownFields, requireNoNul, requireObject, requireString, requireTimeout } from '../../errors.js'
+import { element, incompatible, invalidType, invalidValue, optionKeys, ownOptions, requireNoNul, requireString, requireTimeout } from '../../errors.js'
 import { gpuNames } from '../../ptx/targets.js'
 import type { PtxModule } from '../../ptx/types.js'
 import { probePtxas, PtxasProbeError, type PtxasProbe } from '../probe.js'
@@ -130,7 +130,8 @@ export function defaultHostArch(): string {
 }
 
 /** checkGpuTarget for each of several targets (or one); none twice. */
-export function checkGpuTargets(gpuName: unknown, allowAnyTarget = false, where: PtxasLocation = {}): readonly string[] {
+export function checkGpuTargets(gpuName: unknown, allowAnyTarget = false, givenWhere: PtxasLocation = {}): readonly string[] {
+  const where = ptxasLocation(givenWhere)
   if (!Array.isArray(gpuName)) return [checkGpuTarget(gpuName, allowAnyTarget, where)]
   if (gpuName.length === 0) throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: 'gpuName is an empty list; give at least one target, e.g. "sm_100"' })
   // Every index, a hole as undefined, to refuse: map skipped it, and Array.from would read
@@ -150,12 +151,23 @@ export interface PtxasLocation {
   timeout?: number | undefined
 }
 
+const LOCATION_KEYS = optionKeys<PtxasLocation>({ ptxas: true, env: true, timeout: true })
+
+/**
+ * A caller's PtxasLocation by its own fields: a ptxas inherited from a polluted Object.prototype
+ * is not one to run, and a field that is none of the three is refused.
+ */
+function ptxasLocation(where: PtxasLocation): PtxasLocation {
+  return ownOptions('where', where, LOCATION_KEYS)
+}
+
 /**
  * The GPU check of create, for callers that must know before they have an input (the CLI).
  * Architecture-specific and family targets are taken when the ptxas at `where` accepts them
  * (variantTargets): real kernels (CUTLASS's) need them, and ptxas, not a list of ours, knows them.
  */
-export function checkGpuTarget(gpuName: unknown, allowAnyTarget = false, where: PtxasLocation = {}): string {
+export function checkGpuTarget(gpuName: unknown, allowAnyTarget = false, givenWhere: PtxasLocation = {}): string {
+  const where = ptxasLocation(givenWhere)
   if (typeof gpuName !== 'string') {
     throw new ProgramError('UNSUPPORTED_GPU_TARGET', { reason: 'gpuName is required, e.g. "sm_100"' })
   }
@@ -176,7 +188,7 @@ export function checkGpuTarget(gpuName: unknown, allowAnyTarget = false, where: 
  * (the emitter's table, PTX_ISA_BY_TARGET): the compile will then say what is wrong with ptxas.
  */
 export function variantTargets(where: PtxasLocation = {}): readonly string[] {
-  const listed = answeringPtxas(where)?.gpuNames ?? []
+  const listed = answeringPtxas(ptxasLocation(where))?.gpuNames ?? []
   return (listed.length > 0 ? listed : gpuNames()).filter((name) => VARIANT_GPU_NAME.test(name))
 }
 
@@ -192,9 +204,7 @@ function probeTimeout(timeout: unknown): number {
 }
 
 /** The probe of the ptxas at `where` (cached per binary), or null when there is none that answers. */
-function answeringPtxas(given: PtxasLocation): PtxasProbe | null {
-  // Its own fields only: a ptxas inherited from a polluted Object.prototype is not one to run.
-  const where = ownFields(given)
+function answeringPtxas(where: PtxasLocation): PtxasProbe | null {
   try {
     return probePtxas({
       ...(where.ptxas === undefined ? {} : { ptxas: where.ptxas }),
@@ -208,30 +218,25 @@ function answeringPtxas(given: PtxasLocation): PtxasProbe | null {
   }
 }
 
+/** Every field of a ProgramConfig: any other field of a config is refused. */
+const CONFIG_KEYS = optionKeys<ProgramConfig>({
+  input: true, gpuName: true, embedPtx: true, optLevel: true, deviceDebug: true, lineinfo: true, relocatable: true, ptxasOptions: true,
+  hostArch: true, hostOs: true, sanitize: true, dumpSassCommand: true, timeout: true, allowAnyTarget: true, name: true,
+  onDiagnostic: true, env: true, ptxas: true, tempRoot: true, inputName: true,
+})
+
 /**
  * tileirasProgramCreate's checks, in its order; then the fields it has no check for, whose
  * errors are argument errors (TypeError/RangeError with a `code` and `field`, ../../errors.ts).
  */
-/** Every field of a ProgramConfig, in the order create reads them. */
-const CONFIG_KEYS = [
-  'input', 'gpuName', 'embedPtx', 'optLevel', 'deviceDebug', 'lineinfo', 'relocatable', 'ptxasOptions', 'hostArch', 'hostOs',
-  'sanitize', 'dumpSassCommand', 'timeout', 'allowAnyTarget', 'name', 'onDiagnostic', 'env', 'ptxas', 'tempRoot', 'inputName',
-] as const satisfies ReadonlyArray<keyof ProgramConfig>
-// Every field, not only valid ones: a field left out of the list would be dropped from the config
-// create reads, silently. This fails to compile while one is missing.
-const EVERY_CONFIG_KEY: [Exclude<keyof ProgramConfig, (typeof CONFIG_KEYS)[number]>] extends [never] ? true : never = true
-void EVERY_CONFIG_KEY
-
 export function resolveConfig(given: ProgramConfig | null | undefined): { resolved: ResolvedConfig; ptx: string } {
   if (given === null || given === undefined) throw new ProgramError('CONFIGURATION_NULL')
-  requireObject('config', given)
   // Each field read once: a getter that answered the checks one way and the stored value another
   // had a bad ptxas, env, tempRoot or onDiagnostic pass create and fail the compile with no code.
   // And only the config's own: a dumpSassCommand or ptxas inherited from a polluted
-  // Object.prototype had been run by every compile.
-  const fields: Record<string, unknown> = {}
-  for (const key of CONFIG_KEYS) fields[key] = own(given, key)
-  const config = fields as unknown as ProgramConfig
+  // Object.prototype had been run by every compile. A field that is no option (`optlevel`,
+  // `devicedebug`) is refused: it had been ignored, and the compile run with the defaults.
+  const config = ownOptions('config', given, CONFIG_KEYS)
   if (config.input === null || config.input === undefined) throw new ProgramError('INPUT_BUFFER_NULL')
   const ptx = probePtxText(config.input)
   const gpuNames = checkGpuTargets(config.gpuName, config.allowAnyTarget === true, { ptxas: config.ptxas, env: config.env, timeout: config.timeout })

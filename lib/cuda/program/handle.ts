@@ -15,7 +15,7 @@
 
 import { performance } from 'node:perf_hooks'
 import { isAborted, whenAborted } from '../../abort.js'
-import { own, requireAbortSignal, requireObject } from '../../errors.js'
+import { optionKeys, ownOptions, requireAbortSignal } from '../../errors.js'
 import { resolveConfig, type ProgramConfig, type ResolvedConfig } from './config.js'
 import { ProgramError } from './errors.js'
 import type { Semaphore } from './semaphore.js'
@@ -26,6 +26,8 @@ export interface CompileOptions {
   /** Aborting kills the running child; the compile then fails with status 5. */
   signal?: AbortSignal
 }
+
+const COMPILE_OPTION_KEYS = optionKeys<CompileOptions>({ signal: true })
 
 /** One program's compile state and the two steps of a compile over it. */
 export class ProgramState {
@@ -168,10 +170,10 @@ export class Program {
     if (state.released) return Promise.reject(new ProgramError('PROGRAM_NULL'))
     let signal: AbortSignal | undefined
     try {
-      requireObject('options', options)
       // The options' own signal, read once: one inherited from a polluted Object.prototype would
-      // cancel (or, aborted, fail) every compile.
-      signal = requireAbortSignal('signal', own(options, 'signal'))
+      // cancel (or, aborted, fail) every compile. A misspelt one (`sigal`) is refused, not a
+      // compile that cannot be cancelled.
+      signal = requireAbortSignal('signal', ownOptions('options', options, COMPILE_OPTION_KEYS).signal)
     } catch (error) {
       return Promise.reject(error)
     }
