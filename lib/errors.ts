@@ -283,6 +283,61 @@ export function ownOptions<T extends object>(field: string, value: T, known: rea
 }
 
 /**
+ * A Uint8Array (a Buffer among them) by its brand: a Proxy of one, or an object made with
+ * Object.create(Uint8Array.prototype), passes instanceof and is none (its getters then threw V8's
+ * uncoded "incompatible receiver").
+ */
+export function isBytes(value: unknown): value is Uint8Array {
+  return types.isUint8Array(value)
+}
+
+/**
+ * An ArrayBufferView (a Buffer, a typed array, a DataView) by its brand: a Proxy of one, or an
+ * object made with a view's prototype, is none (the views' own getters throw V8's uncoded
+ * "incompatible receiver" for both).
+ */
+export function isView(value: unknown): value is ArrayBufferView {
+  return ArrayBuffer.isView(value) && !types.isProxy(value)
+}
+
+/**
+ * A view's bytes (isView) as a Uint8Array over the same memory; null when its ArrayBuffer was
+ * detached (transferred away), which leaves it no memory at all. A DataView past the end of a
+ * resizable buffer that shrank has no bytes left: an empty one, as a typed array there reads.
+ */
+export function viewBytes(view: ArrayBufferView): Uint8Array | null {
+  // The view's own memory, by the intrinsic getters: a subclass's or an own `byteLength`,
+  // `byteOffset` or `buffer` had given a child no input, or bytes from outside the view (Buffer's
+  // pool). On a detached view a DataView's byteLength getter throws, a typed array's says 0; the buffer
+  // getter answers for both.
+  const read = types.isDataView(view) ? DATA_VIEW : TYPED_ARRAY
+  const buffer = read.buffer.call(view) as ArrayBufferLike
+  try {
+    return new Uint8Array(buffer, read.byteOffset.call(view) as number, read.byteLength.call(view) as number)
+  } catch {
+    return isDetached(buffer) ? null : new Uint8Array(0)
+  }
+}
+
+/** A detached ArrayBuffer is the one no view can be made over, not even an empty one. */
+function isDetached(buffer: ArrayBufferLike): boolean {
+  try {
+    new Uint8Array(buffer, 0, 0)
+    return false
+  } catch {
+    return true
+  }
+}
+
+const getters = (prototype: object) => ({
+  buffer: Object.getOwnPropertyDescriptor(prototype, 'buffer')!.get!,
+  byteOffset: Object.getOwnPropertyDescriptor(prototype, 'byteOffset')!.get!,
+  byteLength: Object.getOwnPropertyDescriptor(prototype, 'byteLength')!.get!,
+})
+const TYPED_ARRAY = getters(Object.getPrototypeOf(Uint8Array.prototype) as object)
+const DATA_VIEW = getters(DataView.prototype)
+
+/**
  * The most elements ownElements copies: far past any real list here (a PTX body, a batch of
  * programs, a tool's options), and short of a copy V8 cannot make: a sparse array of length
  * 2^32 - 1, copied, ran the heap out, a fatal error that no caller can catch.

@@ -12,7 +12,7 @@ import { MAX_EXTRA_FD } from '../spawn/normalize.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
 import { readFatbin } from '../elf/fatbin.js'
 import { buildFatbinaryArgv, type FatbinaryImage } from './fatbinary-argv.js'
-import { element, invalidType, invalidValue, optionKeys, ownFields, ownOptions, requireObject } from '../errors.js'
+import { element, invalidType, invalidValue, isBytes, optionKeys, ownFields, ownOptions, requireObject } from '../errors.js'
 import { checkBaseName, withAnonymousFiles, withPrivateTempFile } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
 
@@ -87,7 +87,7 @@ export async function runFatbinaryAsync(givenImages: readonly FatbinaryInput[], 
     const image = ownFields(entry as FatbinaryInput)
     // Each image's file is made in a private directory of its own: a plain name stays inside it.
     checkBaseName(`images[${i}].fileName`, image.fileName)
-    if (typeof image.data !== 'string' && !(image.data instanceof Uint8Array)) throw invalidType(`images[${i}].data`, 'a Uint8Array or string', image.data)
+    if (typeof image.data !== 'string' && !isBytes(image.data)) throw invalidType(`images[${i}].data`, 'a Uint8Array or string', image.data)
     images.push(image)
   }
   const route = options.inputRoute ?? 'memfd'

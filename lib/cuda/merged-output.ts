@@ -11,7 +11,7 @@ import {
   EM_CUDA, EV_CURRENT, SHT_NOBITS,
 } from '../elf/constants.js'
 import { MAX_SAFE_HIGH } from '../elf/bytes.js'
-import { invalidType } from '../errors.js'
+import { invalidType, isBytes } from '../errors.js'
 
 const ELF_MAGIC = Buffer.from(MAGIC_BYTES)
 /** Elf64_Phdr; lib/elf has no use for program headers, so the size lives here. */
@@ -23,7 +23,7 @@ const PHDR_SIZE = 56
  * table, section or segment claims, which for a ptxas cubin is the whole file.
  */
 export function cubinExtent(buffer: Uint8Array, at = 0): number {
-  if (!(buffer instanceof Uint8Array)) throw invalidType('buffer', 'a Uint8Array or Buffer', buffer)
+  if (!isBytes(buffer)) throw invalidType('buffer', 'a Uint8Array or Buffer', buffer)
   if (typeof at !== 'number') throw invalidType('at', 'a number', at)
   return extent(bufferOver(buffer), at, { left: Infinity })
 }
@@ -87,7 +87,7 @@ export interface SplitOutput {
  * megabyte: seconds of a held event loop). Past the bound the buffer is taken to hold no cubin.
  */
 export function splitMergedOutput(given: Uint8Array): SplitOutput {
-  if (!(given instanceof Uint8Array)) throw invalidType('buffer', 'a Buffer or Uint8Array', given)
+  if (!isBytes(given)) throw invalidType('buffer', 'a Buffer or Uint8Array', given)
   // Buffer's indexOf finds a byte sequence; a plain Uint8Array's would look for one element.
   const buffer = bufferOver(given)
   const work = { left: 2 * Math.ceil(buffer.length / PHDR_SIZE) + 0x20000 }

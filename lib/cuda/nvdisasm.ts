@@ -9,7 +9,7 @@
 
 import { spawnChild, spawnChildSync } from '../spawn/index.js'
 import type { ChildResult, ChildSpec } from '../spawn/types.js'
-import { argumentError, invalidType, invalidValue, optionKeys, ownOptions, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
+import { argumentError, invalidType, invalidValue, isBytes, optionKeys, ownOptions, requireAbortSignal, requireNoNul, requireObject, requireString, requireTimeout } from '../errors.js'
 import { splitCommand } from '../split-command.js'
 import { checkBaseName, withPrivateTempFile, type PrivateTempFile, type TempFileRequest } from './temp-file.js'
 import { decodeToolResult, type ToolStatus } from './tool-status.js'
@@ -173,7 +173,7 @@ function planDump(
   const cubinPath = options.cubinPath
   if (cubinPath !== undefined) {
     if (requireNoNul('cubinPath', requireString('cubinPath', cubinPath)) === '') throw invalidValue('cubinPath', 'must not be empty')
-  } else if (!(cubin instanceof Uint8Array)) {
+  } else if (!isBytes(cubin)) {
     throw invalidType('cubin', 'a Buffer or Uint8Array (or give cubinPath)', cubin)
   }
   return {

@@ -14,6 +14,7 @@
 //   toolkits put them. Launch-bound attributes (max threads, reqntid, cluster shape, maxreg) sit
 //   in `.nv.info.<kernel>`.
 import { isAscii } from 'node:buffer'
+import { isBytes } from '../errors.js'
 import { ByteReader } from './bytes.js'
 import {
   EI_ABIVERSION, EI_CLASS, EI_DATA, EI_OSABI, EIATTR_CTA_PER_CLUSTER, EIATTR_EXPLICIT_CLUSTER,
@@ -87,7 +88,7 @@ interface KernelAttributes {
 
 /** Reads `bytes` as a cubin; throws CubinError for anything that is not a readable one. */
 export function readCubin(bytes: Uint8Array): CubinSummary {
-  if (!(bytes instanceof Uint8Array)) throw elfTypeError('bytes', 'a Uint8Array or Buffer', bytes)
+  if (!isBytes(bytes)) throw elfTypeError('bytes', 'a Uint8Array or Buffer', bytes)
   const r = new ByteReader(bytes)
 
   // The ELF header.

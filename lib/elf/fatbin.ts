@@ -21,6 +21,7 @@
 //   the payload follows the header. fatbinary 13.0 compresses PTX by default (zstd); with
 //   --compress=false nothing is. A PTX payload is the input with `//` comments and each line's
 //   leading blanks removed, NUL-terminated and padded with NULs.
+import { isBytes } from '../errors.js'
 import { ByteReader, MAX_SAFE_HIGH } from './bytes.js'
 import { CubinError, elfTypeError } from './errors.js'
 
@@ -61,7 +62,7 @@ export interface FatbinEntry {
 
 /** The entries of `bytes`; throws CubinError for anything that is not a readable fatbin. */
 export function readFatbin(bytes: Uint8Array): FatbinEntry[] {
-  if (!(bytes instanceof Uint8Array)) throw elfTypeError('bytes', 'a Uint8Array or Buffer', bytes)
+  if (!isBytes(bytes)) throw elfTypeError('bytes', 'a Uint8Array or Buffer', bytes)
   const r = new ByteReader(bytes)
   if (r.length < 4 || r.u32(0, 'the fatbin magic') !== FATBIN_MAGIC) {
     throw new CubinError('ERR_FATBIN_NOT_FATBIN', 'no fatbin magic (0xBA55ED50) at the start', 0)

@@ -18,7 +18,7 @@ import {
   EM_X86_64, ET_REL, EV_CURRENT, SHF_ALLOC, SHT_PROGBITS, SHT_STRTAB, SHT_SYMTAB, STB_GLOBAL,
   STT_OBJECT, STV_DEFAULT,
 } from './constants.js'
-import { own } from '../errors.js'
+import { isBytes, own } from '../errors.js'
 import { elfRangeError, elfTypeError } from './errors.js'
 import { gnuPropertyNote, SHT_NOTE } from './gnu-property.js'
 
@@ -111,7 +111,7 @@ function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin'
   const image = fatbin === undefined ? 'cubin' : 'fatbin'
   if (image === 'fatbin' && given !== undefined) throw elfTypeError('cubin', 'undefined when fatbin is given', given)
   const cubin = image === 'fatbin' ? fatbin : given
-  if (!(cubin instanceof Uint8Array)) throw elfTypeError(image, 'a Uint8Array or Buffer', cubin)
+  if (!isBytes(cubin)) throw elfTypeError(image, 'a Uint8Array or Buffer', cubin)
   if (cubin.length === 0) throw elfRangeError('ERR_ELF_INVALID_VALUE', image, 'is empty')
   if (typeof name !== 'string') throw elfTypeError('name', 'a string', name)
   if (!C_IDENTIFIER.test(name)) {
@@ -125,7 +125,7 @@ function checkInput(input: HostObjectInput): { cubin: Uint8Array; image: 'cubin'
   let sassBytes: Uint8Array | undefined
   if (sass !== undefined) {
     if (typeof sass === 'string') sassBytes = Buffer.from(sass, 'utf8')
-    else if (sass instanceof Uint8Array) sassBytes = sass
+    else if (isBytes(sass)) sassBytes = sass
     else throw elfTypeError('sass', 'a string or Uint8Array', sass)
     // C readers take <name>_sass as a C string; an inner NUL would silently cut it short.
     const nul = sassBytes.indexOf(0)

@@ -7,7 +7,7 @@ import { isMainThread } from 'node:worker_threads'
 // Nested option objects and arrays are read by own() and element() (../errors.ts): an inherited
 // `path`, `append`, `columns` or `soft`, or an element of Array.prototype, is never read.
 import { isAbortSignal } from '../abort.js'
-import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, isArray, isRecord, optionKeys, outOfRange, own, ownOptions, requireNoNul, requirePath, unknownOption } from '../errors.js'
+import { MAX_DELAY_MS, badFd, describe, element, incompatible, invalidType, invalidValue, isArray, isRecord, isView, optionKeys, outOfRange, own, ownOptions, requireNoNul, requirePath, unknownOption, viewBytes } from '../errors.js'
 import { helperPath, LauncherChoice, native, StdioKind, type NativeSpec, type NativeStdio } from './native.js'
 import { REAL_TIME_OFFSETS, isKnownSignal, realTimeSignal, signalNumber } from './status.js'
 import type { ChildSpec, RlimitValue } from './types.js'
@@ -100,7 +100,7 @@ const TERMINAL_EOF = 0x04
 
 /** input for a terminal: the bytes, then EOF as a terminal gives it (^D, twice after a partial line). */
 function terminalInput(input: ArrayBufferView): Buffer {
-  const bytes = Buffer.from(viewBytes(input))
+  const bytes = Buffer.from(viewBytes(input) ?? new Uint8Array(0))
   const atLineStart = bytes.length === 0 || bytes[bytes.length - 1] === 0x0a
   return Buffer.concat([bytes, Buffer.from(atLineStart ? [TERMINAL_EOF] : [TERMINAL_EOF, TERMINAL_EOF])])
 }
@@ -429,9 +429,11 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
   let input: ArrayBufferView | null = null
   if (spec.input !== undefined) {
     if (typeof spec.input === 'string') input = Buffer.from(spec.input)
-    else if (ArrayBuffer.isView(spec.input) && !types.isProxy(spec.input)) {
-      // Any view (a Buffer, a typed array, a DataView): its bytes, as they are in memory.
-      input = viewBytes(spec.input)
+    else if (isView(spec.input)) {
+      // Any view (a Buffer, a typed array, a DataView): its bytes, as they are in memory. A view
+      // whose buffer was detached (transferred away) has none: as a detached Uint8Array reads, an
+      // empty input.
+      input = viewBytes(spec.input) ?? new Uint8Array(0)
     } else throw invalidType('input', 'a string, Buffer, TypedArray or DataView', spec.input)
     if (spec.stdin !== undefined) throw incompatible('input', 'stdin', 'input is fed to the child through a stdin pipe')
   }
@@ -554,28 +556,3 @@ export function normalizeSpec(given: ChildSpec, api: 'sync' | 'async' = 'sync'):
     terminal: terminal !== null,
   }
 }
-
-/**
- * A view's bytes as a Uint8Array over the same memory. A view whose buffer was detached
- * (transferred away) has none: as a detached Uint8Array reads, an empty input; a DataView's or
- * another typed array's view of it would throw V8's own TypeError, naming no field.
- */
-function viewBytes(view: ArrayBufferView): Uint8Array {
-  // The view's own memory, by the intrinsic getters: a subclass's or an own `byteLength`,
-  // `byteOffset` or `buffer` had sent nothing, or bytes from outside the view (Buffer's pool).
-  // A detached one: a DataView's getters throw, a typed array's say 0.
-  const read = types.isDataView(view) ? DATA_VIEW : TYPED_ARRAY
-  try {
-    return new Uint8Array(read.buffer.call(view) as ArrayBufferLike, read.byteOffset.call(view) as number, read.byteLength.call(view) as number)
-  } catch {
-    return new Uint8Array(0)
-  }
-}
-
-const getters = (prototype: object) => ({
-  buffer: Object.getOwnPropertyDescriptor(prototype, 'buffer')!.get!,
-  byteOffset: Object.getOwnPropertyDescriptor(prototype, 'byteOffset')!.get!,
-  byteLength: Object.getOwnPropertyDescriptor(prototype, 'byteLength')!.get!,
-})
-const TYPED_ARRAY = getters(Object.getPrototypeOf(Uint8Array.prototype) as object)
-const DATA_VIEW = getters(DataView.prototype)

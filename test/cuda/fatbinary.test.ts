@@ -27,6 +27,9 @@ t.test('bad images are TypeErrors naming the field, and no file is made anywhere
     ['a name with a slash', [image, { ...image, fileName: 'x/y' }], 'ERR_INVALID_ARG_VALUE', 'images[1].fileName'],
     ['an empty name (was EEXIST from the temp file)', [{ ...image, fileName: '' }], 'ERR_INVALID_ARG_VALUE', 'images[0].fileName'],
     ['data a number (fatbinary was started)', [{ ...image, data: 42 }], 'ERR_INVALID_ARG_TYPE', 'images[0].data'],
+    // Look-alikes that pass instanceof Uint8Array: a TempFileError (EIO) carrying V8's "incompatible receiver".
+    ['data a Proxy of a Uint8Array', [{ ...image, data: new Proxy(new Uint8Array(4), {}) }], 'ERR_INVALID_ARG_TYPE', 'images[0].data'],
+    ['data made with its prototype', [{ ...image, data: Object.create(Uint8Array.prototype) }], 'ERR_INVALID_ARG_TYPE', 'images[0].data'],
     ['an image null', [null], 'ERR_INVALID_ARG_TYPE', 'images[0]'],
     ['images not an array', 'k.cubin', 'ERR_INVALID_ARG_TYPE', 'images'],
     ['a bad gpuName, after a good image', [image, { ...image, fileName: 'k2.cubin', gpuName: 'compute_100' }], 'ERR_INVALID_ARG_VALUE', 'images[1].gpuName'],

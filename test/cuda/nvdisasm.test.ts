@@ -191,6 +191,10 @@ t.test('bad input', async (t) => {
     ['command not a string', CUBIN, { command: ['nvdisasm'] }, 'ERR_INVALID_ARG_TYPE', 'command', /must be a string/],
     ['no cubin and no path', null, {}, 'ERR_INVALID_ARG_TYPE', 'cubin', /cubin must be/],
     ['cubin as a string', 'ELF', {}, 'ERR_INVALID_ARG_TYPE', 'cubin', /cubin must be/],
+    // Each passes instanceof Uint8Array: the cubin's temp file failed as a TempFileError (EIO)
+    // carrying V8's "incompatible receiver".
+    ['cubin a Proxy of a Uint8Array', new Proxy(CUBIN, {}), {}, 'ERR_INVALID_ARG_TYPE', 'cubin', /cubin must be/],
+    ['cubin made with its prototype', Object.create(Uint8Array.prototype), {}, 'ERR_INVALID_ARG_TYPE', 'cubin', /cubin must be/],
     ['inputBaseName with a slash', CUBIN, { inputBaseName: 'a/b' }, 'ERR_INVALID_ARG_VALUE', 'inputBaseName', /plain file name/],
     ['inputBaseName ..', CUBIN, { inputBaseName: '..' }, 'ERR_INVALID_ARG_VALUE', 'inputBaseName', /plain file name/],
     ['inputBaseName too long', CUBIN, { inputBaseName: 'x'.repeat(300) }, 'ERR_INVALID_ARG_VALUE', 'inputBaseName', /at most/],

@@ -29,6 +29,29 @@ t.test('a gpuName list with a hole is refused at create, as one with undefined i
   }
 })
 
+// A view whose ArrayBuffer was transferred away had create throw V8's uncoded "Cannot perform
+// Construct on a detached ArrayBuffer"; a Proxy of a Uint8Array, or an object made with its
+// prototype, V8's uncoded "incompatible receiver".
+t.test('input: a detached view is no input buffer (status 2); a look-alike of a view is no PTX (status 3)', async t => {
+  for (const View of [Uint8Array, Int8Array, DataView]) {
+    const view = new View(new TextEncoder().encode(MINIMAL_PTX).buffer)
+    structuredClone(view.buffer, { transfer: [view.buffer] })
+    const error = createError({ ...BASE, input: view })
+    t.ok(error instanceof ProgramError, `${View.name}: a ProgramError`, { error })
+    t.match(error, { code: 'INPUT_BUFFER_NULL', status: 2, message: 'input buffer is null', reason: /^input's ArrayBuffer is detached/ }, `${View.name}, detached: status 2, saying why`)
+  }
+  const bytes = new TextEncoder().encode(MINIMAL_PTX)
+  for (const [name, input] of [
+    ['a Proxy of a Uint8Array', new Proxy(bytes, {})],
+    ['a Proxy of a DataView', new Proxy(new DataView(bytes.buffer), {})],
+    ['Object.create(Uint8Array.prototype)', Object.create(Uint8Array.prototype)],
+  ] as const) {
+    const error = createError({ ...BASE, input })
+    t.ok(error instanceof ProgramError, `${name}: a ProgramError`, { error })
+    t.match(error, { code: 'NOT_PTX', status: 3, reason: /made to look like bytes/ }, `${name}: status 3, saying why`)
+  }
+})
+
 t.test('a forged Program (its prototype, not create) is a null program everywhere', async t => {
   const fake = Object.create(Program.prototype) as Program
   let sync: unknown = null

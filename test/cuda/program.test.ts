@@ -278,6 +278,30 @@ t.test('unknown options are refused naming their path; symbol and inherited keys
   program.release()
 })
 
+// PTX bytes in a Uint8ClampedArray, an Int8Array or a DataView had been taken for a PTX module
+// object and refused with "target: expected a GPU name"; any view's own bytes are PTX bytes now.
+t.test('create: PTX bytes in any ArrayBufferView, the view\'s own bytes', async (t) => {
+  // The PTX at byte 8 of a buffer with other bytes around it, padded to whole 8-byte elements.
+  const text = MINIMAL_PTX.padEnd(Math.ceil(MINIMAL_PTX.length / 8) * 8, ' ')
+  const buffer = new ArrayBuffer(text.length + 16)
+  new Uint8Array(buffer).fill(0x58)
+  new TextEncoder().encodeInto(text, new Uint8Array(buffer, 8))
+  const views: Array<[string, ArrayBufferView]> = [
+    ['Uint8ClampedArray', new Uint8ClampedArray(buffer, 8, text.length)],
+    ['Int8Array', new Int8Array(buffer, 8, text.length)],
+    ['Uint16Array', new Uint16Array(buffer, 8, text.length / 2)],
+    ['Float64Array', new Float64Array(buffer, 8, text.length / 8)],
+    ['BigInt64Array', new BigInt64Array(buffer, 8, text.length / 8)],
+    ['DataView', new DataView(buffer, 8, text.length)],
+    ['a Buffer over part of the buffer', Buffer.from(buffer, 8, text.length)],
+  ]
+  for (const [name, input] of views) {
+    const program = Program.create({ ...BASE, input })
+    t.equal(program.ptx, text, `${name}: its bytes, and only its bytes, are the PTX`)
+    program.release()
+  }
+})
+
 t.test('compile and compileMany refuse a revoked Proxy naming its field (V8 threw its uncoded TypeError)', async (t) => {
   const program = Program.create(BASE)
   const message = /\(received a revoked Proxy\)$/

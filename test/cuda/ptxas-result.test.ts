@@ -80,6 +80,15 @@ function decoys(count: number, entries: number): Buffer {
 // Candidates read to the end of one long shared table cost candidates × entries: a hostile tool's
 // megabyte held the loop 12 s. The entries read are bounded by the buffer's size; past that the
 // buffer holds no cubin (a ptxas writes no such headers, so a real cubin is never given up).
+// Both pass instanceof Uint8Array, and threw V8's uncoded "Method get TypedArray.prototype.byteLength
+// called on incompatible receiver".
+t.test('cubinExtent and splitMergedOutput refuse a look-alike of a Uint8Array by its brand', async (t) => {
+  for (const [name, buffer] of [['a Proxy of a Uint8Array', new Proxy(CUBIN, {})], ['Object.create(Uint8Array.prototype)', Object.create(Uint8Array.prototype)]]) {
+    t.throws(() => cubinExtent(buffer), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', field: 'buffer' }, `cubinExtent: ${name}`)
+    t.throws(() => splitMergedOutput(buffer), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', field: 'buffer' }, `splitMergedOutput: ${name}`)
+  }
+})
+
 t.test('splitMergedOutput reads a bounded number of table entries, whatever the candidates', async (t) => {
   const few = Buffer.concat([decoys(4, 64), CUBIN])
   t.same(splitMergedOutput(few).cubin, CUBIN, 'a cubin after a few candidates that fail is found')

@@ -241,6 +241,14 @@ t.test('a view of a detached buffer reads as an empty input', async (t) => {
   t.throws(() => readCubin(view), { name: 'CubinError', code: 'ERR_CUBIN_TRUNCATED' }, 'was a TypeError without a code, from DataView')
 })
 
+// Both pass instanceof Uint8Array, and readCubin threw V8's uncoded "Method get
+// TypedArray.prototype.byteLength called on incompatible receiver" for them.
+t.test('a look-alike of a Uint8Array is refused by its brand, naming bytes', async (t) => {
+  for (const [name, bytes] of [['a Proxy of a Uint8Array', new Proxy(new Uint8Array(64), {})], ['Object.create(Uint8Array.prototype)', Object.create(Uint8Array.prototype)]]) {
+    t.throws(() => readCubin(bytes), { name: 'TypeError', code: 'ERR_ELF_INVALID_ARG_TYPE', field: 'bytes', message: /^bytes: expected a Uint8Array or Buffer, got an object$/ }, name)
+  }
+})
+
 /** readCubin's outcome for `bytes`: 'ok', or the code of the CubinError; anything else rethrown. */
 function outcome(bytes: Uint8Array): string {
   try {

@@ -103,6 +103,14 @@ t.test('malformed inputs are CubinErrors with their code; every truncation too',
   t.pass('every truncation is a CubinError')
 })
 
+// Both pass instanceof Uint8Array, and readFatbin threw V8's uncoded "Method get
+// TypedArray.prototype.byteLength called on incompatible receiver" for them.
+t.test('a look-alike of a Uint8Array is refused by its brand, naming bytes', async (t) => {
+  for (const [name, bytes] of [['a Proxy of a Uint8Array', new Proxy(new Uint8Array(64), {})], ['Object.create(Uint8Array.prototype)', Object.create(Uint8Array.prototype)]]) {
+    t.throws(() => readFatbin(bytes), { name: 'TypeError', code: 'ERR_ELF_INVALID_ARG_TYPE', field: 'bytes', message: /^bytes: expected a Uint8Array or Buffer, got an object$/ }, name)
+  }
+})
+
 t.test('a view of a detached buffer reads as an empty input', async (t) => {
   const buffer = new ArrayBuffer(64)
   const view = new Uint8Array(buffer)

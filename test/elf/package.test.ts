@@ -321,6 +321,12 @@ t.test('bad input is an error naming the field', async (t) => {
     ['fatbin a string', { name: 'k', hostArch: 'x86_64', fatbin: 'x' }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^fatbin: /],
     ['fatbin and cubin both', { ...ok, fatbin: pattern(8) }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^cubin: expected undefined when fatbin is given/],
     ['neither cubin nor fatbin', { name: 'k', hostArch: 'x86_64' }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^cubin: /],
+    // Look-alikes that pass instanceof Uint8Array: V8's uncoded "incompatible receiver" (for sass,
+    // "this is not a typed array") came from inside.
+    ['cubin a Proxy of a Uint8Array', { ...ok, cubin: new Proxy(pattern(8), {}) }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^cubin: expected a Uint8Array or Buffer/],
+    ['cubin made with its prototype', { ...ok, cubin: Object.create(Uint8Array.prototype) }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^cubin: expected a Uint8Array or Buffer/],
+    ['fatbin a Proxy of a Uint8Array', { name: 'k', hostArch: 'x86_64', fatbin: new Proxy(pattern(8), {}) }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^fatbin: expected a Uint8Array or Buffer/],
+    ['sass a Proxy of a Uint8Array', { ...ok, sass: new Proxy(new Uint8Array([65]), {}) }, 'TypeError', 'ERR_ELF_INVALID_ARG_TYPE', /^sass: expected a string or Uint8Array/],
   ]
   for (const [name, input, errorName, code, message] of bad) {
     t.throws(() => packageHostObject(input as HostObjectInput), { name: errorName, code, message }, name)

@@ -34,8 +34,11 @@ const ANY_GPU_NAME = /^sm_[1-9][0-9]*[af]?$/
 const VARIANT_GPU_NAME = /^sm_[1-9][0-9]*[af]$/
 
 export interface ProgramConfig {
-  /** PTX text (a string, or UTF-8 bytes), or a PTX module object (printed with printModule). */
-  input: string | Uint8Array | PtxModule | null | undefined
+  /**
+   * PTX text: a string, or its UTF-8 bytes in any ArrayBufferView (a Buffer, a typed array, a
+   * DataView); or a PTX module object (printed with printModule).
+   */
+  input: string | ArrayBufferView | PtxModule | null | undefined
   /**
    * ptxas -arch: one of SUPPORTED_GPU_TARGETS; an architecture-specific or family target
    * (sm_90a, sm_100a, sm_100f, ...) the ptxas to be run lists in its --help; with allowAnyTarget,

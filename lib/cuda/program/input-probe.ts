@@ -3,7 +3,7 @@
 // bytecode it was handed instead (docs/toolchain-contract.md, "The Program handle" and "File
 // formats").
 
-import { isRevokedProxy } from '../../errors.js'
+import { isRevokedProxy, isView, viewBytes } from '../../errors.js'
 import { printModule } from '../../ptx/print.js'
 import type { PtxModule } from '../../ptx/types.js'
 import { ProgramError } from './errors.js'
@@ -17,6 +17,9 @@ export const MLIR_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x4d, 0x4c, 0xef, 
  * PTX text is UTF-8 text without NUL bytes whose first statement (after blanks and comments) is a
  * `.version` directive, as the PTX ISA requires of every module. Returns the text; throws
  * ProgramError NOT_PTX (status 3) with the reason, and the bytecode hint when the magic gives one.
+ * The input is a string, its bytes in any ArrayBufferView (a Buffer, a typed array, a DataView),
+ * or a PTX module object. A view whose ArrayBuffer was detached has no buffer left to probe:
+ * INPUT_BUFFER_NULL (status 2), the check before this one in create's order.
  */
 export function probePtxText(input: unknown): string {
   let text: string
@@ -26,8 +29,13 @@ export function probePtxText(input: unknown): string {
     if (startsWith(input, TILE_IR_MAGIC)) throw notPtx('it starts with the Tile IR bytecode magic', 'tile-ir')
     if (startsWith(input, MLIR_MAGIC)) throw notPtx('it starts with the MLIR bytecode magic', 'mlir')
     text = input
-  } else if (input instanceof Uint8Array) {
-    const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+  } else if (isView(input)) {
+    // Bytes in any view, by its brand: a Uint8ClampedArray or DataView of PTX had been taken for
+    // a module object, and a Proxy of a Uint8Array failed in V8's getters with no code.
+    const bytes = viewBytes(input)
+    if (bytes === null) {
+      throw new ProgramError('INPUT_BUFFER_NULL', { reason: "input's ArrayBuffer is detached (transferred away): it has no bytes" })
+    }
     if (startsWith(bytes, TILE_IR_MAGIC)) throw notPtx('it starts with the Tile IR bytecode magic', 'tile-ir')
     if (startsWith(bytes, MLIR_MAGIC)) throw notPtx('it starts with the MLIR bytecode magic', 'mlir')
     try {
@@ -36,6 +44,7 @@ export function probePtxText(input: unknown): string {
       throw notPtx('it is not UTF-8 text')
     }
   } else if (typeof input === 'object' && input !== null) {
+    if (looksLikeView(input)) throw notPtx('input is made to look like bytes (a Proxy of a view, or an object with its prototype) and is none')
     try {
       text = printModule(input as PtxModule)
     } catch (error) {
@@ -57,7 +66,23 @@ function notPtx(reason: string, looksLike: 'tile-ir' | 'mlir' | null = null, cau
   return new ProgramError('NOT_PTX', { reason, looksLike, cause })
 }
 
-function startsWith(value: string | Buffer, magic: Readonly<Uint8Array>): boolean {
+/** %TypedArray%, the constructor every typed array's prototype chain has. */
+const TypedArray = Object.getPrototypeOf(Uint8Array) as abstract new () => ArrayBufferView
+
+/**
+ * A Proxy of a view, or an object made with a view's prototype: instanceof says yes, the brand
+ * (isView) no. Not printed as a module object, whose message would be about a missing `target`.
+ * A Proxy whose getPrototypeOf throws looks like nothing.
+ */
+function looksLikeView(value: object): boolean {
+  try {
+    return value instanceof TypedArray || value instanceof DataView
+  } catch {
+    return false
+  }
+}
+
+function startsWith(value: string | Uint8Array, magic: Readonly<Uint8Array>): boolean {
   if (value.length < magic.length) return false
   for (let i = 0; i < magic.length; i++) {
     const unit = typeof value === 'string' ? value.charCodeAt(i) : value[i]
