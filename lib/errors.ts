@@ -253,8 +253,9 @@ export function ownFields<T extends object>(value: T): T {
  * so that the compiler holds the list to the type both ways (a field of the type left out would
  * refuse a real option; a name not in it would take a wrong one).
  */
-export function optionKeys<T extends object>(names: { readonly [K in keyof T]-?: true }): ReadonlyArray<keyof T & string> {
-  return Object.freeze(Object.keys(names)) as ReadonlyArray<keyof T & string>
+export function optionKeys<T extends object>(names: { readonly [K in keyof T]-?: true }): ReadonlySet<string> {
+  // A Set: a spec's keys are looked up on every spawn.
+  return new Set(Object.keys(names))
 }
 
 /**
@@ -272,11 +273,11 @@ export function unknownOption(field: string, known?: readonly string[]): Argumen
  * enumerable string keys, each read once: a symbol key is no option, and a field inherited from a
  * polluted Object.prototype is neither refused nor read.
  */
-export function ownOptions<T extends object>(field: string, value: T, known: readonly string[]): T {
+export function ownOptions<T extends object>(field: string, value: T, known: ReadonlySet<string>): T {
   requireObject(field, value)
   const copy = Object.create(null) as Record<string, unknown>
   for (const key of Object.keys(value)) {
-    if (!known.includes(key)) throw unknownOption(`${field}.${key}`)
+    if (!known.has(key)) throw unknownOption(`${field}.${key}`)
     copy[key] = (value as Record<string, unknown>)[key]
   }
   return copy as T
