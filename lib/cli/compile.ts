@@ -24,6 +24,8 @@ import { formatBytes, parseDuration } from './units.js'
  */
 export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when: string]> = [
   [0, 'the object was written'],
+  [1, "INPUT's text is more than a JavaScript string holds (about 512 MiB; bytes past 1 GiB are refused " +
+    'with status 2 before they are read whole)'],
   [2, 'configuration, all checked before ptxas runs: a bad option or value; a GPU target, optimization ' +
     'level, debug combination, host architecture or host OS the Program refuses; an INPUT that cannot ' +
     'be read; an output that cannot be written (no such directory, no write permission, a directory, ' +

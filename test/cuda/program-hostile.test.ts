@@ -1,5 +1,6 @@
 // Program's inputs as a hostile caller gives them, found by a hostile round: each had got past
 // create and failed the compile with no code, or mislabelled what it built.
+import { constants } from 'node:buffer'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
@@ -222,4 +223,15 @@ t.test('compile and compileMany options, and the program list, are read by their
 t.test('a ptxasOptions list with a hole is refused at create, naming the field', async t => {
   // eslint-disable-next-line no-sparse-arrays
   t.match(createError({ ...BASE, ptxasOptions: [, '-v'] }), { code: 'ERR_INVALID_ARG_TYPE', field: 'ptxasOptions' }, 'a typed error, not a TypeError from reading the hole')
+})
+
+t.test('PTX text longer than a JavaScript string holds: ALLOCATION_FAILED, not "not UTF-8 text"', async (t) => {
+  // 512 MiB and more of valid PTX text was reported as NOT_PTX, "it is not UTF-8 text": the
+  // decoder's failure to make so long a string was taken for bad bytes.
+  const bytes = Buffer.alloc(constants.MAX_STRING_LENGTH + 1, 0x20)
+  bytes.write('.version 9.0\n.target sm_100\n.address_size 64\n')
+  const error = (() => { try { Program.create({ input: bytes, gpuName: 'sm_100' }) } catch (e) { return e } })() as ProgramError
+  t.ok(error instanceof ProgramError, 'a ProgramError')
+  t.same([error.status, error.code, error.message], [1, 'ALLOCATION_FAILED', 'failed to allocate memory for program'])
+  t.match(error.reason, `the input is ${bytes.length} bytes of text, more than the longest string JavaScript holds`)
 })

@@ -3,6 +3,7 @@
 // bytecode it was handed instead (docs/toolchain-contract.md, "The Program handle" and "File
 // formats").
 
+import { constants } from 'node:buffer'
 import { isRevokedProxy, isView, viewBytes } from '../../errors.js'
 import { printModule } from '../../ptx/print.js'
 import type { PtxModule } from '../../ptx/types.js'
@@ -40,7 +41,15 @@ export function probePtxText(input: unknown): string {
     if (startsWith(bytes, MLIR_MAGIC)) throw notPtx('it starts with the MLIR bytecode magic', 'mlir')
     try {
       text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
-    } catch {
+    } catch (error) {
+      // Text, but more than a JavaScript string holds (about 512 MiB of it): the program's text
+      // cannot be had in memory, which is not the input's fault.
+      if ((error as { code?: unknown }).code === 'ERR_STRING_TOO_LONG') {
+        throw new ProgramError('ALLOCATION_FAILED', {
+          reason: `the input is ${bytes.length} bytes of text, more than the longest string JavaScript holds (${constants.MAX_STRING_LENGTH} UTF-16 code units)`,
+          cause: error,
+        })
+      }
       throw notPtx('it is not UTF-8 text')
     }
   } else if (typeof input === 'object' && input !== null) {
