@@ -316,6 +316,11 @@ export function interpretPtxasResult(result: ChildResult, given: PtxasRunContext
       message = 'ptxas exited with status 0 but wrote no cubin to stdout'
     }
   }
+  // A failure whose messages went past maxBuffer: said, for its last words (often the error) are
+  // among those dropped.
+  if (status !== 'ok' && !context.mergeStderr && result.stderrTruncated) {
+    message = `${message}; its messages were cut at maxBuffer (${diagnosticBytes.length} bytes kept)`
+  }
   return {
     status,
     ok: status === 'ok',

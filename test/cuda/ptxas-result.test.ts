@@ -194,6 +194,18 @@ t.test('interpretPtxasResult: cubin only on a clean exit 0, stderr always verbat
   }
 })
 
+t.test('interpretPtxasResult: a failure whose messages went past maxBuffer says so', async (t) => {
+  // 300 MB of messages were cut at 100 MiB, and the failure said only "ptxas exited with status 1".
+  const stderr = Buffer.from('ptxas error   : first of many\n')
+  const cut = interpretPtxasResult(fakeResult({ exitCode: 1, stderr, stderrTruncated: true }), context)
+  t.same([cut.status, cut.message], ['failed', `ptxas exited with status 1; its messages were cut at maxBuffer (${stderr.length} bytes kept)`])
+  t.equal(cut.diagnostics, stderr.toString(), 'what was kept, as it came')
+  const whole = interpretPtxasResult(fakeResult({ exitCode: 1, stderr }), context)
+  t.equal(whole.message, 'ptxas exited with status 1', 'not said when nothing was cut')
+  const fine = interpretPtxasResult(fakeResult({ stdout: CUBIN, stderr, stderrTruncated: true }), context)
+  t.equal(fine.status, 'ok', 'a success keeps its cubin')
+})
+
 t.test('a context, a spawned spec and the child spec options are read by their own fields', async (t) => {
   const dir = scratchDir(t)
   // A program of that name on the inherited PATH, whose #! names a missing interpreter: reading
