@@ -14,7 +14,7 @@ import { EXAMPLE_KERNELS, exampleKernel, gpuNames, isGpuName, type ExampleKernel
 import type { PtxModule } from '../ptx/types.js'
 import { HELP_OPTION, UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
 import { readAtMost, readStdinAtMost } from './input.js'
-import { OutputInterrupted, OutputRefused, errnoText, inputIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
+import { OutputInterrupted, OutputRefused, errnoText, type Interruption, inputIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
 import { CONFIGURATION, COMPILE_FAILED } from './status.js'
 import { formatBytes, parseDuration } from './units.js'
 
@@ -33,7 +33,9 @@ export const COMPILE_EXIT_STATUSES: ReadonlyArray<readonly [status: number, when
   [3, 'INPUT is not PTX text (Tile IR and MLIR bytecode are named as such)'],
   [5, 'the compile failed: ptxas, fatbinary (several targets, --ptx) or the SASS dump command failed, ' +
     'could not be started, timed out or was killed (^C, TERM); ^C, TERM or HUP while the object was ' +
-    'being written (a file replaced whole is then left as it was, and no temp file is left beside it); ' +
+    'being written to a file it replaces whole (the file is then left as it was, and no temp file is ' +
+    'left beside it: a FIFO, terminal or standard output, which may wait for a reader, is left to the ' +
+    "signal's default, as a shell's > is); " +
     'a --dump-sass command that is empty or ' +
     'cannot be split into words (checked when the dump is to run, after ptxas, as tileiras checks it); ' +
     'PTX without a kernel compiled without -c; ' +
@@ -301,25 +303,26 @@ export async function compileCommand(argv: readonly string[]): Promise<number> {
   }
 
   // A terminal's ^C or a supervisor's TERM kills ptxas (through the harness) and leaves no output,
-  // from here to the end: the output's write included, where the output is then not replaced.
+  // from here to the end: a file replaced whole is then not replaced (writeOutput has the rest).
   // (Not during Program.create's probe of ptxas, a synchronous run that JavaScript could not
   // interrupt: there the signal's default ends the command, and the probe's child with it.)
   const controller = new AbortController()
   const abort = (sig: NodeJS.Signals): void => { controller.abort(sig) }
   const forwarded: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
   for (const sig of forwarded) process.on(sig, abort)
+  const stopListening = (): void => { for (const sig of forwarded) process.off(sig, abort) }
   try {
-    return await compileAndWrite(program, output, toStdout, args, controller.signal)
+    return await compileAndWrite(program, output, toStdout, args, { signal: controller.signal, stopListening })
   } finally {
-    for (const sig of forwarded) process.off(sig, abort)
+    stopListening()
   }
 }
 
-/** The rest of compileCommand, while ^C, TERM and HUP abort `interrupted` (and not the process). */
-async function compileAndWrite(program: Program, output: string, toStdout: boolean, args: CompileArgs, interrupted: AbortSignal): Promise<number> {
+/** The rest of compileCommand, while ^C, TERM and HUP abort the compile (and not the process). */
+async function compileAndWrite(program: Program, output: string, toStdout: boolean, args: CompileArgs, interruption: Interruption): Promise<number> {
   let result: ProgramOutput
   try {
-    result = await program.compile({ signal: interrupted })
+    result = await program.compile({ signal: interruption.signal })
   } catch (error) {
     if (error instanceof ProgramError) return failed(error, args.json)
     throw error
@@ -328,7 +331,7 @@ async function compileAndWrite(program: Program, output: string, toStdout: boole
   }
 
   try {
-    await writeOutput(output, result.object, interrupted)
+    await writeOutput(output, result.object, interruption)
   } catch (error) {
     // The compile produced nothing usable: as far as the caller can tell, it failed.
     const why = error instanceof OutputRefused || error instanceof OutputInterrupted ? error.message : errnoText(error)

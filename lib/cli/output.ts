@@ -145,13 +145,24 @@ function descriptorIdentity(fd: number): string | null {
  * file was left as it was, and no temp file is left beside it. */
 export class OutputInterrupted extends Error {}
 
+/** How a command is told to stop while it writes: its signal, and how it stops listening. */
+export interface Interruption {
+  readonly signal: AbortSignal
+  /** Gives SIGINT, SIGTERM and SIGHUP back to their defaults, which end the command. */
+  stopListening(): void
+}
+
 /**
  * Writes `data` to `file` by the rules above, deciding again from what is there now. A file
- * replaced whole is not replaced once `interrupted` has been aborted (checked at the last moment,
- * before the rename): the command was told to stop, and the old file is kept.
+ * replaced whole is not replaced once the command has been interrupted (checked at the last
+ * moment, before the rename): the command was told to stop, and the old file is kept. A write
+ * that may wait as long as its reader likes (a FIFO, a terminal, a pipe, standard output) makes
+ * no temp file: the signals are given back to their defaults first, so that ^C ends it there as
+ * it would a shell's `>`, where JavaScript, blocked in the write, could not.
  */
-export async function writeOutput(file: string, data: string | Uint8Array, interrupted?: AbortSignal): Promise<void> {
+export async function writeOutput(file: string, data: string | Uint8Array, interruption?: Interruption): Promise<void> {
   const target = resolveOutput(file)
+  if (target.kind !== 'replace') interruption?.stopListening()
   switch (target.kind) {
     case 'stream': return writeStream(target.fd === 1 ? process.stdout : process.stderr, data)
     case 'descriptor': return writeAll(target.fd, data)
@@ -172,7 +183,7 @@ export async function writeOutput(file: string, data: string | Uint8Array, inter
       // The addon, for the extended attributes, only now: main.ts imports this module, and the
       // top level answers --help and --version without a loadable addon.
       const { native } = await import('../spawn/native.js')
-      return replaceAtomically(target.path, data, target.mode, target.owner, native.copyExtendedAttributes, interrupted)
+      return replaceAtomically(target.path, data, target.mode, target.owner, native.copyExtendedAttributes, interruption?.signal)
     }
   }
 }

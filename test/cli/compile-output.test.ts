@@ -49,6 +49,23 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   })
 }
 
+t.test('^C while the object waits for a FIFO\'s reader: the command ends, as a shell\'s > would', skipWithoutPtxas, async (t) => {
+  // The compile's listeners were kept through the write (for a file replaced whole, so that its
+  // temp file is removed): a FIFO's open with no reader then blocked JavaScript, which could never
+  // take the ^C, and only SIGKILL ended the command. A write that can wait for a reader is left to
+  // the signal's default.
+  const dir = tempDir(t)
+  const fifo = path.join(dir, 'out.fifo')
+  t.equal(spawnChildSync({ file: 'mkfifo', args: [fifo] }).exitCode, 0)
+  const child = startChild({ file: process.execPath, args: [MAIN, 'compile', '-o', fifo], cwd: dir, env: nodeChildEnv(), timeout: 60000 })
+  const wchan = (): string => { try { return fs.readFileSync(`/proc/${child.pid}/wchan`, 'utf8') } catch { return '' } }
+  t.ok(await eventually(() => wchan() === 'wait_for_partner'), 'the command waits for a reader')
+  child.kill('SIGINT')
+  const r = await child.result
+  t.same([r.exitCode, r.signal, r.timedOut], [null, 'SIGINT', false], 'ended by the ^C')
+  t.same(files(dir), ['out.fifo'], 'nothing else made')
+})
+
 t.test('-o: a file replaced atomically, a symlink followed, a device or FIFO written in place, - is stdout', skipWithoutPtxas, async (t) => {
   const dir = tempDir(t)
   t.equal(cli(dir, ['-o', 'reference.o']).exitCode, 0)
