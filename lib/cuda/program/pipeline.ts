@@ -444,8 +444,9 @@ function notFoundHere(run: { status: string; result: ChildResult }): boolean {
 /** How to make `tool` findable: the fix, not just the symptom (`diagnostic`, the errno's text). */
 export function toolNotFoundHint(tool: CudaTool, env: Env = process.env, diagnostic: string = DIAGNOSTIC.notFound): string {
   // The environment's own variables, as findTool reads them: an inherited CUDA_ROOT was not searched.
-  const root = CUDA_ROOT_VARIABLES.find((v) => own(env, v) !== undefined && own(env, v) !== '')
-  const looked = root === undefined ? 'on PATH' : `on PATH or in $${root}/bin (${root}=${own(env, root)})`
+  // Each read once: a getter may answer differently each time.
+  const set = CUDA_ROOT_VARIABLES.map((name) => [name, own(env, name)] as const).find(([, value]) => value !== undefined && value !== '')
+  const looked = set === undefined ? 'on PATH' : `on PATH or in $${set[0]}/bin (${set[0]}=${set[1]})`
   return `${tool} was not found ${looked} (${diagnostic}); put a CUDA toolkit's bin directory on PATH ` +
     '(export PATH=/usr/local/cuda/bin:$PATH) or point CUDA_ROOT at the toolkit (export CUDA_ROOT=/usr/local/cuda)'
 }
