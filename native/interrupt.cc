@@ -91,10 +91,11 @@ void OnSignal(int sig, siginfo_t *info, void *context) {
       }
     }
   }
-  // Any other goes on. But not one of this process's own (tgkill) to a thread of no use to us
-  // where there is no handler to take it: a late one of ours (the open had returned, and its
-  // thread let go of its slot) would else end the process, as another thread's signal to
-  // itself, which no one would send to end the process, would.
+  // Every other signal goes on, but for one: a tgkill from within this process to a thread that
+  // is not registered, with no earlier handler to take it. That is one of ours come late (its
+  // thread has let go of its slot; ~InterruptibleThread makes that all but impossible), and going
+  // on would mean the default, which ends the process. No one ends a process by tgkilling one of
+  // its own threads with this signal.
   if (!counted && (!FromThisProcess(info) || PreviousIsAHandler())) Forward(sig, info, context);
   errno = savedErrno;
 }
