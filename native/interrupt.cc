@@ -1,8 +1,9 @@
 #include "interrupt.h"
 
+#include "launcher.h"
+
 #include <errno.h>
 #include <sched.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,13 +178,8 @@ InterruptibleThread::Pending InterruptibleThread::SignalPending() const {
   // The thread's own pending set, SigPnd in its status: a line of hex, bit n - 1 for signal n.
   char path[64];
   snprintf(path, sizeof path, "/proc/self/task/%d/status", static_cast<int>(tid_));
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Pending::Unknown;
   char text[4096];
-  ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (n <= 0) return Pending::Unknown;
-  text[n] = '\0';
+  if (!ReadProcText(path, text, sizeof text)) return Pending::Unknown;
   const char *line = strstr(text, "\nSigPnd:");
   if (line == nullptr) return Pending::Unknown;
   unsigned long long mask = strtoull(line + 8, nullptr, 16);

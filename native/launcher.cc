@@ -87,7 +87,7 @@ bool HasExited(const ChildRef &child) {
 
 // A small text file of /proc (a stat line, an fdinfo), NUL-terminated in `text`: false when it
 // cannot be read.
-static bool ReadProcText(const char *path, char *text, size_t size) {
+bool ReadProcText(const char *path, char *text, size_t size) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   ssize_t n = read(fd, text, size - 1);

@@ -178,4 +178,8 @@ int ExitCodeForSpawnFailure(Stage stage, int err);
 
 void CloseFd(int &fd);
 
+// Reads a small /proc file whole into `text` (NUL-terminated, at most size - 1 bytes); false when
+// it cannot be opened or read.
+bool ReadProcText(const char *path, char *text, size_t size);
+
 }  // namespace th

@@ -20,7 +20,7 @@ import { CHILD_OPTIONS, checkChildSpec, childSpecOf, defaultChildOptions, takeCh
 import { combinations, parametersOf, substitute, type ParameterOption, type ParameterValues } from './bench-parameters.js'
 import { UsageError, oneOf, parseCommandLine, type OptionTable } from './options.js'
 import { readAtMost } from './input.js'
-import { OutputRefused, errnoText, fileIdentity, isStandardOutput, outputIdentity, resolveOutput, writeOutput } from './output.js'
+import { OutputRefused, errnoText, fileIdentity, isStandardOutput, outputIdentity, pollPhase, resolveOutput, writeOutput } from './output.js'
 import { HARNESS_FAILURE } from './status.js'
 
 export const BENCH_USAGE = `usage: tileharness bench [-n 10 | --min-runs 10 --max-runs N] [--warmup 1] [--timeout 30s]
@@ -617,12 +617,6 @@ function inTerminalForeground(): boolean {
   } catch {
     return false
   }
-}
-
-/** A poll phase of the loop, where libuv hands a caught signal to its listeners: two check phases
- * (setImmediate) have one between them, wherever this is called from. */
-async function pollPhase(): Promise<void> {
-  for (let i = 0; i < 2; i++) await new Promise(resolve => setImmediate(resolve))
 }
 
 function runRecord(r: ChildResult, round: number): BenchRun {

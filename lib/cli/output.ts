@@ -393,7 +393,7 @@ async function replaceAtomically(
     if (interrupted !== undefined) {
       // A signal that came while the file was written (synchronously: no listener of ours could
       // run) reaches its listener now, and then the file is not replaced.
-      await signalsDelivered()
+      await pollPhase()
       if (interrupted.aborted) throw new OutputInterrupted(`interrupted by ${String(interrupted.reason)}, so it was left as it was`)
     }
     fs.renameSync(temp, file)
@@ -409,11 +409,12 @@ async function replaceAtomically(
 }
 
 /**
- * Two turns of the event loop, after which a signal that came while this process ran synchronous
- * code has reached its JavaScript listeners: libuv's handler only notes it (on a pipe of its own),
- * which the loop reads in its poll phase, and the second setImmediate runs after a poll phase.
+ * A poll phase of the loop, where libuv hands a caught signal to its listeners (its handler only
+ * notes it, on a pipe the loop reads then): two check phases (setImmediate) have one between
+ * them, wherever this is called from. After it, a signal that came while this process ran
+ * synchronous code has reached its JavaScript listeners.
  */
-async function signalsDelivered(): Promise<void> {
+export async function pollPhase(): Promise<void> {
   for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve))
 }
 
